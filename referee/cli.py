@@ -1,0 +1,7 @@
+"""Command-line commands of the referee: ``selfplay`` and ``verify``."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(no_args_is_help=True)

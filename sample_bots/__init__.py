@@ -1,0 +1,1 @@
+"""Sample bots that speak only the Aegis protocol."""

@@ -1,0 +1,1 @@
+"""Tournaments: scheduling, the results store, ratings and standings."""

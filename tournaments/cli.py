@@ -1,0 +1,20 @@
+"""The ``aegis-ref`` command: every command group merged into one application."""
+
+from __future__ import annotations
+
+import typer
+
+from referee.cli import app as referee_app
+
+app = typer.Typer(
+    name="aegis-ref",
+    help="Referee, protocol and tournaments for Aegis, the two-player trick-taking game.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(referee_app)
+
+
+def main() -> None:
+    """Entry point of the ``aegis-ref`` console script."""
+    app()
