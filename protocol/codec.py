@@ -22,6 +22,7 @@ __all__ = [
     "parse_bot_message",
     "parse_message",
     "parse_referee_message",
+    "validate_bot_message",
 ]
 
 #: Largest message either side may send. A decision request is about 2 KiB.
@@ -79,6 +80,11 @@ def _validate(adapter: Any, data: Mapping[str, Any]) -> Any:
             for item in error.errors(include_url=False)[:5]
         )
         raise ProtocolError(f"invalid {data.get('type')!r} message: {problems}") from None
+
+
+def validate_bot_message(data: Mapping[str, Any]) -> Any:
+    """Strictly validate an already decoded map as a message a bot may send."""
+    return _validate(BOT_MESSAGE, data)
 
 
 def parse_bot_message(payload: bytes) -> Any:

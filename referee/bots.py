@@ -1,0 +1,276 @@
+"""Bot processes: start in their own process group under resource limits, capture their
+output with a size cap, and stop them with everything they spawned.
+
+This module and :mod:`referee.server` are the only ones that touch processes and sockets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "BotProcess",
+    "BotSpec",
+    "ResourceLimits",
+    "become_subreaper",
+    "kill_orphans",
+]
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLimits:
+    """Limits applied to a started bot (``None``: no limit).
+
+    ``cpu_seconds`` counts the process's own CPU time over its whole life (it is reused across
+    matches); ``address_space_mb`` caps virtual memory; ``open_files`` caps descriptors;
+    ``log_bytes`` caps what is kept of the bot's stdout and stderr (the rest is discarded).
+    """
+
+    cpu_seconds: int | None = 3600
+    address_space_mb: int | None = 4096
+    open_files: int | None = 256
+    log_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """How to run one bot: a command that the referee starts, or a remote bot that dials in.
+
+    For a remote bot, ``command`` is empty and ``curve_public_key`` (Z85 text) names the key
+    it must connect with.
+    """
+
+    name: str
+    command: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    curve_public_key: str | None = None
+
+    @property
+    def is_remote(self) -> bool:
+        """True for a bot that dials in rather than being started."""
+        return not self.command
+
+
+def become_subreaper() -> bool:
+    """Make this process adopt orphaned descendants (Linux), so that a bot's grandchild that
+    left the bot's process group still ends up ours to kill. Returns False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def kill_orphans(known: set[int] | None = None) -> int:
+    """SIGKILL and reap every child of this process that is not in ``known``; return how many.
+
+    Used after stopping bots, with this process as a subreaper: escaped grandchildren were
+    re-parented to us and are found here.
+    """
+    me = os.getpid()
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        if known and pid in known:
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        parent = next(
+            (line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), ""
+        )
+        if parent != str(me):
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
+    return killed
+
+
+class _LogSink:
+    """Drains a pipe into a file up to a byte cap, keeping the last lines in memory."""
+
+    def __init__(self, pipe: int, path: Path | None, cap: int, keep_lines: int = 20) -> None:
+        self._pipe = pipe
+        self._path = path
+        self._cap = cap
+        self.written = 0
+        self.dropped = 0
+        self._tail: deque[str] = deque(maxlen=keep_lines)
+        self._partial = b""
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, daemon=True, name="bot-log")
+        self._thread.start()
+
+    def _drain(self) -> None:
+        file = self._path.open("ab") if self._path is not None else None
+        try:
+            while True:
+                try:
+                    chunk = os.read(self._pipe, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                room = max(0, self._cap - self.written)
+                if file is not None and room:
+                    file.write(chunk[:room])
+                    file.flush()
+                self.written += min(room, len(chunk))
+                self.dropped += max(0, len(chunk) - room)
+                self._remember(chunk)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self._pipe)
+            if file is not None:
+                if self.dropped:
+                    file.write(f"\n[aegis-ref: {self.dropped} more bytes discarded]\n".encode())
+                file.close()
+
+    def _remember(self, chunk: bytes) -> None:
+        # Only the tail matters; bound the work for a bot that floods its output.
+        data = self._partial + chunk[-8192:]
+        lines = data.split(b"\n")
+        self._partial = lines.pop()[-1024:]
+        with self._lock:
+            for line in lines[-self._tail.maxlen if self._tail.maxlen else 0 :]:
+                self._tail.append(line[-500:].decode("utf-8", "replace"))
+
+    def tail(self) -> list[str]:
+        """The last lines seen, the unfinished last line included."""
+        with self._lock:
+            lines = list(self._tail)
+        if self._partial:
+            lines.append(self._partial.decode("utf-8", "replace"))
+        return lines
+
+    def join(self, timeout: float) -> None:
+        """Wait for the pipe to close (the process and its children are gone)."""
+        self._thread.join(timeout)
+
+
+class BotProcess:
+    """One started bot process, in a process group of its own."""
+
+    def __init__(
+        self,
+        spec: BotSpec,
+        *,
+        endpoint: str,
+        token: str,
+        log_path: Path | None,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> None:
+        if spec.is_remote:
+            raise ValueError(f"bot {spec.name!r} is remote: it has no command to start")
+        self.spec = spec
+        env = dict(os.environ)
+        env.update(spec.env)
+        env.update(extra_env or {})
+        env["AEGIS_ENDPOINT"] = endpoint
+        env["AEGIS_TOKEN"] = token
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        read_end, write_end = os.pipe()
+        limits = spec.limits
+        try:
+            self._process = subprocess.Popen(  # the command is the organiser's, by design
+                list(spec.command),
+                cwd=spec.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=write_end,
+                start_new_session=True,  # its own process group: killpg reaches its children
+                preexec_fn=lambda: _apply_limits(limits),
+                close_fds=True,
+            )
+        except OSError:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        self.started_at = time.monotonic()
+        self._log = _LogSink(read_end, log_path, limits.log_bytes)
+
+    @property
+    def pid(self) -> int:
+        """The bot's process id (also its process group id)."""
+        return self._process.pid
+
+    def exit_code(self) -> int | None:
+        """The exit status if the process has ended, else None (negative: killed by signal)."""
+        return self._process.poll()
+
+    def stderr_tail(self) -> list[str]:
+        """The last lines the bot wrote to stdout or stderr."""
+        return self._log.tail()
+
+    @property
+    def log_bytes_dropped(self) -> int:
+        """Output discarded beyond the log cap."""
+        return self._log.dropped
+
+    def stop(self, grace: float = 1.0) -> int | None:
+        """Wait up to ``grace`` seconds for the bot to exit, then SIGTERM and SIGKILL its whole
+        process group; return the exit status. Safe to call more than once."""
+        process = self._process
+        deadline = time.monotonic() + grace
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 2.0)):
+            # The group may outlive its leader (children that ignore SIGTERM), so signal it
+            # whether or not the leader has exited.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(wait)
+            if process.poll() is not None and not _group_alive(process.pid):
+                break
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(1.0)
+        self._log.join(1.0)
+        return process.poll()
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _apply_limits(limits: ResourceLimits) -> None:
+    """Runs in the child between fork and exec."""
+    pairs: Sequence[tuple[int, int | None]] = (
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (
+            resource.RLIMIT_AS,
+            None if limits.address_space_mb is None else limits.address_space_mb * 1024 * 1024,
+        ),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+    )
+    for kind, value in pairs:
+        if value is not None:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(kind, (value, value))

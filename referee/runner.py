@@ -1,0 +1,352 @@
+"""The match runner: plays matches between bot processes over the protocol.
+
+The rules engine decides everything about the game; this module only moves messages, keeps
+the clock and turns every bot failure into a fault that forfeits the match. Nothing a bot
+does can raise out of :meth:`MatchRunner.play`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
+from referee.actions import parse_action
+from referee.bots import BotSpec, become_subreaper, kill_orphans
+from referee.errors import ActionParseError, IllegalActionError
+from referee.faults import Fault, FaultKind
+from referee.game import GameState, Seat, apply, legal_actions, observation, shuffled_deck
+from referee.match import (
+    MatchState,
+    draw_first_master,
+    finish_game,
+    forfeit,
+    new_match,
+    start_game,
+)
+from referee.options import RulesOptions
+from referee.server import BotServer, BotSession, Reply
+
+__all__ = ["MatchReport", "MatchRunner", "TimeControl"]
+
+_SEATS = (Seat.FIRST, Seat.SECOND)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """The clock: per-decision deadline, optional per-match bank, and a warm-up allowance for
+    the handshake, the ``ready`` and each bot's first decision of a match."""
+
+    decision_ms: int = 1000
+    bank_ms: int | None = None
+    warmup_ms: int = 5000
+
+    def __post_init__(self) -> None:
+        if self.decision_ms <= 0 or self.warmup_ms < 0 or (self.bank_ms or 0) < 0:
+            raise ValueError(f"invalid time control {self}")
+
+    def to_json(self) -> dict[str, int | None]:
+        """As sent in ``match_start``."""
+        return {
+            "decision_ms": self.decision_ms,
+            "bank_ms": self.bank_ms,
+            "warmup_ms": self.warmup_ms,
+        }
+
+
+@dataclass(slots=True)
+class MatchReport:
+    """Everything about one played match: the outcome, every game, timings and faults."""
+
+    match_id: str
+    players: tuple[str, str]
+    seed: int
+    match: MatchState | None
+    games: list[GameState] = field(default_factory=list)
+    #: Per game, the decision time in ms of each action in ``history`` order.
+    timings: list[list[float]] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    #: The fault that ended the match, if it was forfeited.
+    forfeit_fault: Fault | None = None
+    #: Both bots failed before the first game: no winner.
+    void: bool = False
+
+    @property
+    def winner(self) -> Seat | None:
+        """The winning seat, None for a void match."""
+        if self.match is None or self.match.result is None:
+            return None
+        return self.match.result.winner
+
+
+class MatchRunner:
+    """Plays matches; keeps bot processes alive across matches and restarts crashed ones."""
+
+    def __init__(
+        self,
+        *,
+        options: RulesOptions | None = None,
+        time_control: TimeControl | None = None,
+        log_dir: Path | None = None,
+        heartbeat_ms: int = 5000,
+    ) -> None:
+        self.options = options or RulesOptions()
+        self.time_control = time_control or TimeControl()
+        become_subreaper()
+        self.server = BotServer(heartbeat_ms=heartbeat_ms, log_dir=log_dir)
+        self._sessions: dict[str, list[BotSession]] = {}
+        #: Per bot name: faults by kind, restarts, matches.
+        self.counters: dict[str, Counter[str]] = {}
+
+    # -- bot processes -----------------------------------------------------------------------
+
+    def _session(self, spec: BotSpec, taken: Sequence[BotSession]) -> BotSession:
+        """A connected session for ``spec`` not in ``taken``, starting (or restarting) a
+        process if needed. A bot playing itself gets two processes."""
+        pool = self._sessions.setdefault(spec.name, [])
+        counters = self.counters.setdefault(spec.name, Counter())
+        for index, session in enumerate(pool):
+            if session in taken:
+                continue
+            healthy = session.connected and not session.exited() and session.pending_fault is None
+            if healthy:
+                return session
+            self.server.stop_bot(session, "restart", grace=0.2)
+            counters["restarts"] += 1
+            fresh = self._start_session(spec)
+            pool[index] = fresh
+            return fresh
+        fresh = self._start_session(spec)
+        pool.append(fresh)
+        return fresh
+
+    def _start_session(self, spec: BotSpec) -> BotSession:
+        session = self.server.start_bot(spec)
+        if session.handshake_fault is None:
+            self.server.handshake(session, self.time_control.warmup_ms / 1000)
+        return session
+
+    def close(self) -> None:
+        """Shut every bot down, kill anything left and release the socket."""
+        for pool in self._sessions.values():
+            for session in pool:
+                self.server.stop_bot(session, "referee closing")
+        self._sessions.clear()
+        kill_orphans()
+        self.server.close()
+
+    def __enter__(self) -> MatchRunner:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- a match ------------------------------------------------------------------------------
+
+    def play(self, specs: Sequence[BotSpec], seed: int, match_id: str = "1") -> MatchReport:
+        """Play one match, seat 0 = ``specs[0]``; all chance comes from ``seed``."""
+        players = (specs[0].name, specs[1].name)
+        report = MatchReport(match_id, players, seed, None)
+        for spec in specs:
+            self.counters.setdefault(spec.name, Counter())["matches"] += 1
+        sessions: list[BotSession] = []
+        for spec in specs:
+            sessions.append(self._session(spec, sessions))
+        rng = random.Random(seed)
+        match = new_match(self.options, draw_first_master(rng))
+        report.match = match
+        failed = [
+            self._seat_fault(session.handshake_fault, seat, None, None)
+            for seat, session in zip(_SEATS, sessions, strict=True)
+            if session.handshake_fault is not None
+        ]
+        if not failed:
+            failed = self._start(sessions, match_id, players)
+        if failed:
+            return self._end_early(report, sessions, failed, match_id)
+        return self._play_games(report, sessions, rng, match_id)
+
+    def _start(
+        self, sessions: list[BotSession], match_id: str, players: tuple[str, str]
+    ) -> list[Fault]:
+        failed = []
+        for seat, session in zip(_SEATS, sessions, strict=True):
+            outcome = self.server.request(
+                session,
+                {
+                    "type": "match_start",
+                    "match_id": match_id,
+                    "seat": int(seat),
+                    "opponent": players[1 - seat],
+                    "rules": self.options.to_dict(),
+                    "time_control": self.time_control.to_json(),
+                },
+                "ready",
+                self.time_control.warmup_ms / 1000,
+            )
+            if isinstance(outcome, Fault):
+                failed.append(self._seat_fault(outcome, seat, None, None))
+        return failed
+
+    def _play_games(
+        self, report: MatchReport, sessions: list[BotSession], rng: random.Random, match_id: str
+    ) -> MatchReport:
+        match = report.match
+        assert match is not None
+        control = self.time_control
+        banks = [control.bank_ms, control.bank_ms]
+        first_decision = [True, True]
+        trackers = [EventTracker(), EventTracker()]
+        while match.result is None:
+            game = start_game(match, shuffled_deck(rng))
+            timings: list[float] = []
+            report.games.append(game)
+            report.timings.append(timings)
+            while game.to_move is not None:
+                seat = game.to_move
+                seen = observation(game, seat)
+                trackers[seat].observe(seen)
+                legal = legal_actions(game)
+                bank = banks[seat]
+                allowance = control.decision_ms + (bank or 0)
+                if first_decision[seat]:
+                    allowance += control.warmup_ms
+                    first_decision[seat] = False
+                outcome = self.server.request(
+                    sessions[seat],
+                    {
+                        "type": "decide",
+                        "match_id": match_id,
+                        "decision": decision_kind(seen),
+                        "events": trackers[seat].take(),
+                        "observation": observation_to_wire(seen),
+                        "legal": legal_to_wire(legal),
+                        "deadline_ms": control.decision_ms,
+                        "bank_ms": bank,
+                    },
+                    "act",
+                    allowance / 1000,
+                )
+                decision_number = len(game.history) + 1
+                if isinstance(outcome, Reply):
+                    if bank is not None and outcome.elapsed_ms > control.decision_ms:
+                        banks[seat] = max(0, bank - int(outcome.elapsed_ms - control.decision_ms))
+                    applied = self._apply_reply(game, seat, outcome, sessions[seat])
+                    if isinstance(applied, GameState):
+                        game = applied
+                        timings.append(round(outcome.elapsed_ms, 3))
+                        report.games[-1] = game
+                        other = sessions[1 - seat]
+                        if other.pending_fault is None:
+                            continue
+                        outcome, seat = other.pending_fault, _SEATS[1 - seat]
+                    else:
+                        outcome = applied
+                fault = self._seat_fault(outcome, seat, game.game_number, decision_number)
+                return self._forfeit(report, sessions, fault, match_id, trackers)
+            for seat in _SEATS:
+                trackers[seat].observe(observation(game, seat))
+            match = finish_game(match, game)
+            report.match = match
+        for seat in _SEATS:
+            self._notify_end(sessions[seat], match_id, trackers[seat].take(), report)
+        return report
+
+    def _apply_reply(
+        self, game: GameState, seat: Seat, reply: Reply, session: BotSession
+    ) -> GameState | Fault:
+        text = reply.message["action"]
+        try:
+            return apply(game, seat, parse_action(text))
+        except (ActionParseError, IllegalActionError) as error:
+            self.server.notify(
+                session,
+                {
+                    "type": "error",
+                    "reply_to": reply.message.get("id"),
+                    "code": "illegal_action",
+                    "message": str(error),
+                },
+            )
+            session.counters[FaultKind.ILLEGAL_ACTION.value] += 1
+            return Fault(
+                FaultKind.ILLEGAL_ACTION,
+                int(seat),
+                session.name,
+                f"{text!r}: {error}",
+                stderr_tail=session.stderr_tail(),
+            )
+
+    def _seat_fault(
+        self, fault: Fault, seat: Seat, game: int | None, decision: int | None
+    ) -> Fault:
+        fault = dataclasses.replace(fault, seat=int(seat), game=game, decision=decision)
+        self.counters.setdefault(fault.bot, Counter())[fault.kind.value] += 1
+        return fault
+
+    def _forfeit(
+        self,
+        report: MatchReport,
+        sessions: list[BotSession],
+        fault: Fault,
+        match_id: str,
+        trackers: list[EventTracker],
+    ) -> MatchReport:
+        assert report.match is not None
+        report.match = forfeit(report.match, _SEATS[fault.seat])
+        report.faults.append(fault)
+        report.forfeit_fault = fault
+        for seat in _SEATS:
+            self._notify_end(sessions[seat], match_id, trackers[seat].take(), report)
+        return report
+
+    def _end_early(
+        self, report: MatchReport, sessions: list[BotSession], failed: list[Fault], match_id: str
+    ) -> MatchReport:
+        assert report.match is not None
+        report.faults.extend(failed)
+        if len(failed) == 2:
+            report.void = True
+            report.forfeit_fault = failed[0]
+            for session in sessions:
+                if session.connected:
+                    self.server.stop_bot(session, "match void")
+            return report
+        report.match = forfeit(report.match, _SEATS[failed[0].seat])
+        report.forfeit_fault = failed[0]
+        for seat in _SEATS:
+            self._notify_end(sessions[seat], match_id, [], report)
+        return report
+
+    def _notify_end(
+        self, session: BotSession, match_id: str, events: list[dict[str, Any]], report: MatchReport
+    ) -> None:
+        if not session.connected or report.match is None or report.match.result is None:
+            return
+        result = report.match.result
+        fault = report.forfeit_fault
+        self.server.notify(
+            session,
+            {
+                "type": "match_end",
+                "match_id": match_id,
+                "events": events,
+                "result": {
+                    "winner": int(result.winner),
+                    "termination": result.termination.value,
+                    "scores": list(result.scores),
+                    "games": result.games,
+                    "forfeit": None
+                    if fault is None
+                    else {"seat": fault.seat, "fault": fault.kind.value, "detail": fault.detail},
+                },
+            },
+        )
+        if fault is not None and fault.bot == session.name and session.pending_fault is None:
+            # A bot that faulted may be in any state: start it afresh for its next match.
+            session.pending_fault = fault

@@ -1,0 +1,483 @@
+"""The referee's end of the protocol: one ROUTER socket, the handshake, and bounded
+request/reply exchanges with each connected bot.
+
+Every wait here is bounded, every bot failure becomes a :class:`~referee.faults.Fault`, and
+messages that arrive late or from strangers are discarded, never raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import shutil
+import tempfile
+import time
+from collections import Counter, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import zmq
+
+from protocol.codec import (
+    MAX_MESSAGE_BYTES,
+    decode_map,
+    parse_bot_message,
+    validate_bot_message,
+)
+from protocol.errors import ProtocolError
+from protocol.messages import Hello
+from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
+from referee.bots import BotProcess, BotSpec
+from referee.faults import Fault, FaultKind
+
+__all__ = ["SERVER_NAME", "BotServer", "BotSession", "Reply"]
+
+SERVER_NAME = "aegis-ref/0.1"
+#: The socket refuses anything larger outright (dropping the peer); between this and
+#: MAX_MESSAGE_BYTES a message is received and refused as malformed, with a proper fault.
+_HARD_MESSAGE_LIMIT = 1 << 20
+#: Messages queued per peer before ZeroMQ stops reading from it: bounds a flooding bot.
+_QUEUE_LIMIT = 64
+_POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
+
+
+@dataclass(slots=True)
+class BotSession:
+    """One bot as the server knows it: its process, its connection and its counters."""
+
+    spec: BotSpec
+    token: str
+    process: BotProcess | None = None
+    identity: bytes | None = None
+    protocol: str | None = None
+    hello: Hello | None = None
+    next_id: int = 0
+    inbox: deque[dict[str, Any]] = field(default_factory=deque)
+    #: A fault seen while the bot was not being waited for (garbage between its turns, say).
+    pending_fault: Fault | None = None
+    handshake_fault: Fault | None = None
+    counters: Counter[str] = field(default_factory=Counter)
+    closed: bool = False
+
+    @property
+    def name(self) -> str:
+        """The configured bot name."""
+        return self.spec.name
+
+    @property
+    def connected(self) -> bool:
+        """True once the handshake succeeded and the bot has not been stopped."""
+        return self.identity is not None and not self.closed
+
+    def stderr_tail(self) -> tuple[str, ...]:
+        """The bot's last output lines, if the referee started it."""
+        return tuple(self.process.stderr_tail()) if self.process is not None else ()
+
+    def exited(self) -> bool:
+        """True if the referee started this bot and its process has ended."""
+        return self.process is not None and self.process.exit_code() is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A valid reply and how long it took, in milliseconds."""
+
+    message: dict[str, Any]
+    elapsed_ms: float
+
+
+class BotServer:
+    """Owns the referee's ROUTER socket, bound on ipc in a private temporary directory."""
+
+    def __init__(self, *, heartbeat_ms: int = 5000, log_dir: Path | None = None) -> None:
+        self.heartbeat_ms = heartbeat_ms
+        self.log_dir = log_dir
+        self._dir = tempfile.mkdtemp(prefix="aegis-")
+        self.endpoint = f"ipc://{self._dir}/referee"
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.ROUTER)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
+        self._socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
+        self._socket.setsockopt(zmq.SNDHWM, _QUEUE_LIMIT)
+        self._socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
+        self._socket.bind(self.endpoint)
+        self._poller = zmq.Poller()
+        self._poller.register(self._socket, zmq.POLLIN)
+        self._by_identity: dict[bytes, BotSession] = {}
+        self._awaiting: dict[str, BotSession] = {}
+        self._next_id = 0
+        self.stray_messages = 0
+        self._rejected_tokens = 0
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start_bot(self, spec: BotSpec, *, extra_env: dict[str, str] | None = None) -> BotSession:
+        """Start a bot's process; it must then say hello (see :meth:`handshake`)."""
+        session = BotSession(spec=spec, token=secrets.token_hex(16))
+        log_path = None
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log_path = self.log_dir / f"{_safe_name(spec.name)}.log"
+        try:
+            session.process = BotProcess(
+                spec,
+                endpoint=self.endpoint,
+                token=session.token,
+                log_path=log_path,
+                extra_env=extra_env,
+            )
+        except OSError as error:
+            session.handshake_fault = Fault(
+                FaultKind.CRASH, -1, spec.name, f"could not start {spec.command[0]!r}: {error}"
+            )
+            session.closed = True
+            return session
+        self._awaiting[session.token] = session
+        return session
+
+    def handshake(self, session: BotSession, timeout_s: float) -> Fault | None:
+        """Wait for the bot's valid ``hello``; None on success, else the fault."""
+        deadline = time.monotonic() + timeout_s
+        while session.identity is None and session.handshake_fault is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                session.handshake_fault = self._fault(
+                    session,
+                    FaultKind.HANDSHAKE,
+                    f"no valid hello within {timeout_s * 1000:.0f} ms",
+                )
+                break
+            if session.exited():
+                crash = self._crash_fault(session, "before a valid hello")
+                session.handshake_fault = dataclasses.replace(crash, kind=FaultKind.HANDSHAKE)
+                break
+            self._pump(min(remaining, _POLL_SLICE))
+        self._awaiting.pop(session.token, None)
+        fault = session.handshake_fault
+        if fault is not None and self._rejected_tokens:
+            fault = dataclasses.replace(
+                fault,
+                detail=f"{fault.detail}; meanwhile {self._rejected_tokens} hello(s) with an "
+                "unknown token were rejected",
+            )
+            session.handshake_fault = fault
+        self._rejected_tokens = 0
+        return fault
+
+    def stop_bot(self, session: BotSession, reason: str = "done", grace: float = 1.0) -> None:
+        """Send ``shutdown`` (if connected), then make sure the process group is gone."""
+        if session.connected:
+            with contextlib.suppress(_SendError):
+                self._send(session, {"type": "shutdown", "reason": reason})
+        session.closed = True
+        if session.identity is not None:
+            self._by_identity.pop(session.identity, None)
+        self._awaiting.pop(session.token, None)
+        if session.process is not None:
+            session.process.stop(grace)
+
+    def close(self) -> None:
+        """Close the socket and remove the private directory; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._socket.close(0)
+        self._context.term()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> BotServer:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- messaging ---------------------------------------------------------------------------
+
+    def notify(self, session: BotSession, message: dict[str, Any]) -> Fault | None:
+        """Send a message that expects no answer."""
+        try:
+            self._send(session, message)
+        except _SendError as failure:
+            return self._fault(session, FaultKind.DISCONNECT, str(failure))
+        return None
+
+    def request(
+        self, session: BotSession, message: dict[str, Any], reply_type: str, timeout_s: float
+    ) -> Reply | Fault:
+        """Send a request and wait up to ``timeout_s`` for its reply of type ``reply_type``."""
+        if session.pending_fault is not None:
+            return session.pending_fault
+        started = time.monotonic()
+        try:
+            request_id = self._send(session, message)
+        except _SendError as failure:
+            return self._fault(session, FaultKind.DISCONNECT, str(failure))
+        deadline = started + timeout_s
+        while True:
+            while session.inbox:
+                reply = session.inbox.popleft()
+                outcome = self._match_reply(session, reply, request_id, reply_type)
+                if outcome is not None:
+                    if isinstance(outcome, Fault):
+                        return outcome
+                    return Reply(outcome, (time.monotonic() - started) * 1000)
+            pending = _pending_fault(session)  # set by _pump for messages between turns
+            if pending is not None:
+                return pending
+            now = time.monotonic()
+            if now >= deadline:
+                return self._fault(
+                    session,
+                    FaultKind.TIMEOUT,
+                    f"no {reply_type} within {timeout_s * 1000:.0f} ms",
+                )
+            if session.exited():
+                return self._crash_fault(session, f"while {reply_type} was awaited")
+            self._pump(min(deadline - now, _POLL_SLICE))
+
+    def drain(self, timeout_s: float = 0.0) -> None:
+        """Read whatever is waiting (faults between turns are noticed this way)."""
+        self._pump(timeout_s)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _match_reply(
+        self, session: BotSession, reply: dict[str, Any], request_id: int, reply_type: str
+    ) -> dict[str, Any] | Fault | None:
+        kind = reply.get("type")
+        reply_to = reply.get("reply_to")
+        if kind == "error":
+            if reply_to == request_id:
+                return self._fault(
+                    session,
+                    FaultKind.BOT_ERROR,
+                    f"bot answered with error {reply.get('code')!r}: "
+                    f"{str(reply.get('message'))[:300]}",
+                )
+            session.counters["bot_errors_ignored"] += 1
+            return None
+        if kind == "hello":
+            return self._fault(session, FaultKind.MALFORMED, "a second hello on one connection")
+        if not isinstance(reply_to, int) or isinstance(reply_to, bool):
+            return self._fault(session, FaultKind.MALFORMED, f"{kind} without an integer reply_to")
+        if reply_to == request_id:
+            if kind != reply_type:
+                return self._fault(
+                    session,
+                    FaultKind.MALFORMED,
+                    f"answered request {request_id} with {kind!r}, expected {reply_type!r}",
+                )
+            try:
+                if kind == "act":
+                    _check_act(reply)
+                else:
+                    validate_bot_message(reply)
+            except ProtocolError as error:
+                return self._fault(session, FaultKind.MALFORMED, str(error))
+            return reply
+        if 0 <= reply_to < request_id:
+            session.counters["late_replies"] += 1  # a reply to a request that timed out
+            return None
+        self._send_error(session, reply, "wrong_reply_id", f"no request {reply_to} is open")
+        return self._fault(
+            session,
+            FaultKind.WRONG_REPLY_ID,
+            f"reply_to {reply_to} names no request (the open request is {request_id})",
+        )
+
+    def _pump(self, timeout_s: float) -> None:
+        """Poll once for up to ``timeout_s`` and dispatch every message waiting."""
+        if not self._poller.poll(max(0, int(timeout_s * 1000))):
+            return
+        for frames in self._receive_all():
+            self._dispatch(frames)
+
+    def _receive_all(self) -> Iterator[list[bytes]]:
+        for _ in range(4 * _QUEUE_LIMIT):  # bounded: a flood cannot starve the caller
+            try:
+                yield self._socket.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+
+    def _dispatch(self, frames: list[bytes]) -> None:
+        identity = frames[0]
+        session = self._by_identity.get(identity)
+        if session is None:
+            self._stranger(identity, frames[1:])
+            return
+        if len(frames) != 2:
+            self._note_fault(
+                session, FaultKind.MALFORMED, f"message of {len(frames) - 1} frames (must be 1)"
+            )
+            return
+        payload = frames[1]
+        if len(payload) > MAX_MESSAGE_BYTES:
+            self._note_fault(
+                session,
+                FaultKind.MALFORMED,
+                f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}",
+            )
+            return
+        try:
+            message = decode_map(payload)
+        except ProtocolError as error:
+            self._send_error(session, None, "malformed", str(error))
+            self._note_fault(session, FaultKind.MALFORMED, str(error))
+            return
+        kind = message["type"]
+        if kind not in _BOT_TYPES:
+            self._send_error(session, message, "unknown_type", f"unknown message type {kind!r}")
+            session.counters["unknown_types"] += 1
+            return
+        session.inbox.append(message)
+
+    def _stranger(self, identity: bytes, frames: list[bytes]) -> None:
+        """A message from a peer that has not completed a handshake."""
+        if len(frames) != 1:
+            self.stray_messages += 1
+            return
+        try:
+            message = parse_bot_message(frames[0])
+        except ProtocolError as error:
+            self.stray_messages += 1
+            if _looks_like_hello(frames[0]):
+                self._reply_stranger(identity, "reject", code="malformed", reason=str(error))
+            return
+        if not isinstance(message, Hello):
+            self.stray_messages += 1
+            return
+        session = self._awaiting.get(message.token)
+        if session is None:
+            self._reply_stranger(
+                identity, "reject", reply_to=message.id, code="auth", reason="unknown token"
+            )
+            self.stray_messages += 1
+            self._rejected_tokens += 1
+            return
+        chosen = negotiate_version(message.versions)
+        if chosen is None:
+            self._reply_stranger(
+                identity,
+                "reject",
+                reply_to=message.id,
+                code="version",
+                reason=f"no common protocol version in {message.versions}",
+            )
+            session.handshake_fault = self._fault(
+                session,
+                FaultKind.VERSION,
+                f"bot speaks {', '.join(message.versions)}; "
+                f"referee speaks {', '.join(SUPPORTED_VERSIONS)}",
+            )
+            return
+        session.identity = identity
+        session.protocol = chosen
+        session.hello = message
+        self._by_identity[identity] = session
+        self._awaiting.pop(session.token, None)
+        self._send(
+            session,
+            {
+                "type": "welcome",
+                "reply_to": message.id,
+                "protocol": chosen,
+                "referee": SERVER_NAME,
+                "heartbeat_ms": self.heartbeat_ms,
+                "max_message_bytes": MAX_MESSAGE_BYTES,
+            },
+        )
+
+    def _reply_stranger(self, identity: bytes, kind: str, **fields: Any) -> None:
+        message = {"version": PROTOCOL_VERSION, "type": kind, "id": self._take_id()}
+        if kind == "reject":
+            fields.setdefault("reply_to", None)
+            fields["supported_versions"] = list(SUPPORTED_VERSIONS)
+        message.update(fields)
+        with contextlib.suppress(zmq.ZMQError):
+            self._socket.send_multipart([identity, msgpack.packb(message)], zmq.NOBLOCK)
+
+    def _take_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _send(self, session: BotSession, message: dict[str, Any]) -> int:
+        if session.identity is None or session.closed:
+            raise _SendError(f"{session.name} is not connected")
+        session.next_id += 1
+        message_id = session.next_id
+        envelope = {"version": session.protocol or PROTOCOL_VERSION, "id": message_id}
+        envelope.update(message)
+        try:
+            self._socket.send_multipart(
+                [session.identity, msgpack.packb(envelope, use_bin_type=True)], zmq.NOBLOCK
+            )
+        except zmq.ZMQError as error:  # EHOSTUNREACH: the peer is gone; EAGAIN: not reading
+            raise _SendError(f"cannot send to {session.name}: {error}") from None
+        return message_id
+
+    def _send_error(
+        self, session: BotSession, about: dict[str, Any] | None, code: str, text: str
+    ) -> None:
+        reply_to = about.get("id") if about is not None else None
+        if not isinstance(reply_to, int) or isinstance(reply_to, bool):
+            reply_to = None
+        with contextlib.suppress(_SendError):
+            self._send(
+                session, {"type": "error", "reply_to": reply_to, "code": code, "message": text}
+            )
+
+    def _note_fault(self, session: BotSession, kind: FaultKind, detail: str) -> None:
+        if session.pending_fault is None:
+            session.pending_fault = self._fault(session, kind, detail)
+
+    def _fault(self, session: BotSession, kind: FaultKind, detail: str) -> Fault:
+        session.counters[kind.value] += 1
+        return Fault(kind, -1, session.name, detail, stderr_tail=session.stderr_tail())
+
+    def _crash_fault(self, session: BotSession, when: str) -> Fault:
+        code = session.process.exit_code() if session.process is not None else None
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        session.closed = True
+        # Give the log reader a moment to collect the last lines the bot wrote.
+        if session.process is not None:
+            session.process.stop(0.0)
+        return self._fault(session, FaultKind.CRASH, f"process ended ({how}) {when}")
+
+
+def _pending_fault(session: BotSession) -> Fault | None:
+    return session.pending_fault
+
+
+class _SendError(Exception):
+    """A message could not be handed to ZeroMQ for this peer."""
+
+
+_BOT_TYPES = frozenset({"hello", "ready", "act", "pong", "error"})
+
+
+def _check_act(message: dict[str, Any]) -> None:
+    """The fast strict check of an ``act`` (the hot path skips pydantic, same rules)."""
+    for name, expected in (("id", int), ("reply_to", int), ("action", str), ("version", str)):
+        value = message.get(name)
+        if not isinstance(value, expected) or isinstance(value, bool):
+            raise ProtocolError(
+                f"invalid 'act' message: {name}: expected {expected.__name__}, got {value!r}"
+            )
+    if len(message["action"]) > 64:
+        raise ProtocolError("invalid 'act' message: action: longer than 64 characters")
+
+
+def _looks_like_hello(payload: bytes) -> bool:
+    with contextlib.suppress(ProtocolError):
+        return decode_map(payload).get("type") == "hello"
+    return False
+
+
+def _safe_name(name: str) -> str:
+    return "".join(char if char.isalnum() or char in "-_." else "_" for char in name)[:64]

@@ -1,0 +1,136 @@
+"""A bot written against the raw protocol (pyzmq + msgpack, no SDK) that can misbehave on
+purpose. It answers every decision with the first legal action unless told otherwise:
+
+    rawbot.py [--fault KIND] [--at N] [--name NAME]
+
+KIND is one of: crash, sleep, garbage, huge, wrong_id, illegal, wrong_token, no_hello,
+wrong_version, child_ignores_term, flood, error_reply, multi_frame, stderr_spam. The fault
+happens at the N-th decision request (default 1) or at the handshake for handshake faults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import msgpack
+import zmq
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fault", default="none")
+    parser.add_argument("--at", type=int, default=1)
+    parser.add_argument("--name", default="rawbot")
+    arguments = parser.parse_args()
+    fault, at = arguments.fault, arguments.at
+    context = zmq.Context()
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(os.environ["AEGIS_ENDPOINT"])
+    next_id = 0
+
+    def send(message: dict[str, object]) -> None:
+        nonlocal next_id
+        next_id += 1
+        socket.send(msgpack.packb({"version": "1.0", "id": next_id, **message}))
+
+    if fault == "child_ignores_term":
+        # A grandchild that ignores SIGTERM and would outlive a careless referee.
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import signal,time\n"
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                "while True: time.sleep(1)",
+            ]
+        )
+    if fault == "no_hello":
+        time.sleep(60)
+        return 0
+    token = "not-the-token" if fault == "wrong_token" else os.environ.get("AEGIS_TOKEN", "")
+    versions = ["7.0"] if fault == "wrong_version" else ["1.0"]
+    send({"type": "hello", "versions": versions, "name": arguments.name, "token": token})
+    decisions = 0
+    while True:
+        if not socket.poll(30_000):
+            return 3
+        message = msgpack.unpackb(socket.recv(), raw=False)
+        kind = message.get("type")
+        if kind in ("reject", "shutdown"):
+            return 0 if kind == "shutdown" else 2
+        if kind == "match_start":
+            send({"type": "ready", "reply_to": message["id"]})
+        elif kind == "ping":
+            send({"type": "pong", "reply_to": message["id"]})
+        elif kind == "decide":
+            decisions += 1
+            action = message["legal"][0]
+            if decisions == at:
+                if fault == "crash":
+                    os._exit(9)
+                if fault == "sleep":
+                    time.sleep(message["deadline_ms"] / 1000 + 2)
+                if fault == "garbage":
+                    socket.send(b"\xc1\x00garbage")
+                    continue
+                if fault == "huge":
+                    socket.send(b"\x00" * 200_000)
+                    continue
+                if fault == "multi_frame":
+                    socket.send_multipart([b"a", b"b"])
+                    continue
+                if fault == "wrong_id":
+                    send({"type": "act", "reply_to": message["id"] + 1000, "action": action})
+                    continue
+                if fault == "error_reply":
+                    send(
+                        {
+                            "type": "error",
+                            "reply_to": message["id"],
+                            "code": "unexpected",
+                            "message": "cannot decide",
+                        }
+                    )
+                    continue
+                if fault == "illegal":
+                    hand = message["observation"]["hand"]
+                    everything = [
+                        f"{r}{s}"
+                        for r in ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
+                        for s in "SHDC"
+                    ]
+                    action = "play " + next(c for c in everything if c not in hand)
+                if fault == "flood":
+                    for _ in range(5000):
+                        try:
+                            socket.send(b"\x81\xa4type\xa5flood", zmq.NOBLOCK)
+                        except zmq.Again:
+                            break
+                if fault == "stderr_spam":
+                    chunk = "x" * 1023 + "\n"
+                    for _ in range(5000):
+                        sys.stderr.write(chunk)
+                    sys.stderr.flush()
+            send({"type": "act", "reply_to": message["id"], "action": action})
+        elif kind in ("welcome", "match_end", "error"):
+            pass
+        else:
+            send(
+                {
+                    "type": "error",
+                    "reply_to": message.get("id"),
+                    "code": "unknown_type",
+                    "message": f"unknown type {kind!r}",
+                }
+            )
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())
