@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.actions import Action
-from referee.game import Observation, Phase
+from referee.game import ExchangeChoices, Observation, Phase
 
 __all__ = ["EventTracker", "decision_kind", "legal_to_wire", "observation_to_wire"]
 
@@ -31,10 +31,10 @@ def observation_to_wire(seen: Observation) -> dict[str, Any]:
         "seat": int(seen.seat),
         "role": seen.role.value,
         "master": int(seen.master),
-        "hand": [str(card) for card in seen.hand],
-        "key_card": str(seen.key_card),
+        "hand": [card.code for card in seen.hand],
+        "key_card": seen.key_card.code,
         "trump": seen.trump.value,
-        "killers": [str(card) for card in seen.killers],
+        "killers": [card.code for card in seen.killers],
         "phase": seen.phase.value,
         "to_move": None if seen.to_move is None else int(seen.to_move),
         "exchange_rounds": [
@@ -51,12 +51,12 @@ def observation_to_wire(seen: Observation) -> dict[str, Any]:
         "tricks": [
             {
                 "leader": int(trick.leader),
-                "cards": [str(trick.lead), str(trick.follow)],
+                "cards": [trick.lead.code, trick.follow.code],
                 "winner": int(trick.winner),
             }
             for trick in seen.tricks
         ],
-        "lead": None if lead is None else str(lead),
+        "lead": None if lead is None else lead.code,
         "leader": int(seen.leader),
         "tricks_won": list(seen.tricks_won),
         "scores": list(seen.scores),
@@ -66,6 +66,8 @@ def observation_to_wire(seen: Observation) -> dict[str, Any]:
 
 def legal_to_wire(legal: Sequence[Action]) -> list[str]:
     """The legal actions in text form."""
+    if isinstance(legal, ExchangeChoices):
+        return legal.texts()
     return [str(action) for action in legal]
 
 
@@ -92,8 +94,8 @@ class EventTracker:
                     "event": "game_start",
                     "game": seen.game_number,
                     "master": int(seen.master),
-                    "key_card": str(seen.key_card),
-                    "hand": [str(card) for card in seen.hand],
+                    "key_card": seen.key_card.code,
+                    "hand": [card.code for card in seen.hand],
                     "scores": list(seen.scores),
                 }
             )
@@ -151,7 +153,7 @@ def _events_between(last: Observation | None, seen: Observation) -> list[dict[st
                     "event": "trick",
                     "number": index // 2 + 1,
                     "leader": int(trick.leader),
-                    "cards": [str(trick.lead), str(trick.follow)],
+                    "cards": [trick.lead.code, trick.follow.code],
                     "winner": int(trick.winner),
                 }
             )

@@ -7,11 +7,11 @@ This module and :mod:`referee.server` are the only ones that touch processes and
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import resource
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -23,12 +23,8 @@ __all__ = [
     "BotProcess",
     "BotSpec",
     "ResourceLimits",
-    "become_subreaper",
-    "kill_orphans",
+    "kill_by_token",
 ]
-
-_PR_SET_CHILD_SUBREAPER = 36
-
 
 @dataclass(frozen=True, slots=True)
 class ResourceLimits:
@@ -66,45 +62,27 @@ class BotSpec:
         return not self.command
 
 
-def become_subreaper() -> bool:
-    """Make this process adopt orphaned descendants (Linux), so that a bot's grandchild that
-    left the bot's process group still ends up ours to kill. Returns False where unsupported."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+def kill_by_token(token: str) -> int:
+    """SIGKILL every process whose environment carries this bot's ``AEGIS_TOKEN``.
 
-
-def kill_orphans(known: set[int] | None = None) -> int:
-    """SIGKILL and reap every child of this process that is not in ``known``; return how many.
-
-    Used after stopping bots, with this process as a subreaper: escaped grandchildren were
-    re-parented to us and are found here.
+    A bot's descendants inherit its environment, so this finds the ones that left its process
+    group (with ``setsid``, say) and that ``killpg`` cannot reach. Returns how many were found.
     """
+    needle = f"AEGIS_TOKEN={token}".encode()
     me = os.getpid()
-    killed = 0
+    found = 0
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
-        if known and pid in known:
+        if not entry.name.isdigit() or int(entry.name) == me:
             continue
         try:
-            status = (entry / "status").read_text()
+            environment = (entry / "environ").read_bytes()
         except OSError:
-            continue
-        parent = next(
-            (line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), ""
-        )
-        if parent != str(me):
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-            killed += 1
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, 0)
-    return killed
+            continue  # gone, or not ours to read
+        if needle in environment.split(b"\0"):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                found += 1
+    return found
 
 
 class _LogSink:
@@ -181,6 +159,7 @@ class BotProcess:
         log_path: Path | None,
         extra_env: Mapping[str, str] | None = None,
     ) -> None:
+        self._token = token
         if spec.is_remote:
             raise ValueError(f"bot {spec.name!r} is remote: it has no command to start")
         self.spec = spec
@@ -190,6 +169,8 @@ class BotProcess:
         env["AEGIS_ENDPOINT"] = endpoint
         env["AEGIS_TOKEN"] = token
         env.setdefault("PYTHONUNBUFFERED", "1")
+        # Bundled bots' run scripts start Python bots with the referee's own interpreter.
+        env.setdefault("AEGIS_PYTHON", sys.executable)
         read_end, write_end = os.pipe()
         limits = spec.limits
         try:
@@ -248,6 +229,7 @@ class BotProcess:
                 break
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(1.0)
+        kill_by_token(self._token)  # descendants that escaped the process group
         self._log.join(1.0)
         return process.poll()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from referee.errors import CardParseError
 
@@ -104,11 +104,11 @@ class Card:
     suit: Suit
     #: Position in the canonical order (S, H, D, C; within a suit A, K, Q, J, 10 … 2).
     index: int
+    #: The canonical text code, e.g. ``"10H"`` (a plain attribute: it is read very often).
+    code: str = field(init=False)
 
-    @property
-    def code(self) -> str:
-        """The canonical text code, e.g. ``"10H"``."""
-        return _CODES[self.index]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", RANK_CODES[self.rank] + self.suit.value)
 
     @property
     def symbol(self) -> str:
@@ -116,10 +116,10 @@ class Card:
         return RANK_CODES[self.rank] + self.suit.symbol
 
     def __str__(self) -> str:
-        return _CODES[self.index]
+        return self.code
 
     def __repr__(self) -> str:
-        return f"parse_card({_CODES[self.index]!r})"
+        return f"parse_card({self.code!r})"
 
     def __hash__(self) -> int:
         return self.index

@@ -26,6 +26,7 @@ __all__ = [
     "KEY_CARD_POSITION",
     "STOCK_START",
     "TRICKS_PER_GAME",
+    "ExchangeChoices",
     "ExchangeRound",
     "GameResult",
     "GameState",
@@ -354,6 +355,17 @@ class ExchangeChoices(Sequence[Action]):
         for index in range(len(self)):
             yield self[index]
 
+    def texts(self) -> list[str]:
+        """The text form of every action, in order, without building the actions."""
+        codes = [card.code for card in self._hand]
+        texts = [
+            " ".join(["exchange", *(codes[position] for position in positions)])
+            for positions in _SUBSETS_OF_FIVE
+        ]
+        if self._is_master:
+            texts[0] = "stop"  # in place of the empty exchange, which only the slave may make
+        return texts
+
     def __contains__(self, action: object) -> bool:
         if isinstance(action, Stop):
             return self._is_master
@@ -539,9 +551,10 @@ def _start_bidding(state: GameState, history: tuple[Turn, ...]) -> GameState:
 
 
 def _apply_bid(state: GameState, seat: Seat, tricks: int) -> GameState:
-    action = bid(tricks)
     if isinstance(tricks, bool) or not isinstance(tricks, int):
-        _illegal(state, seat, action, "a bid is a whole number of tricks")
+        # Checked before bid(), which looks the value up and so fails on unhashable ones.
+        _illegal(state, seat, Bid(tricks), "a bid is a whole number of tricks")
+    action = bid(tricks)
     history = (*state.history, Turn(seat, action))
     if state.master_bid is None:
         floor = state.master_exchange_count + 1
@@ -629,7 +642,8 @@ def trick_winner(lead: Card, follow: Card, trump: Suit, key_rank: int) -> bool:
 def _apply_play(state: GameState, seat: Seat, card: Card) -> GameState:
     hand = state.hands[seat]
     if card not in hand:
-        _illegal(state, seat, play(card), "not in hand")
+        # Play(card), not play(card): the card may be any object from a malformed action.
+        _illegal(state, seat, Play(card), "not in hand")
     lead = state.lead
     kept = tuple([held for held in hand if held is not card])
     hands = (kept, state.hands[1]) if seat == 0 else (state.hands[0], kept)

@@ -17,7 +17,7 @@ from typing import Any
 
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
 from referee.actions import parse_action
-from referee.bots import BotSpec, become_subreaper, kill_orphans
+from referee.bots import BotSpec
 from referee.errors import ActionParseError, IllegalActionError
 from referee.faults import Fault, FaultKind
 from referee.game import GameState, Seat, apply, legal_actions, observation, shuffled_deck
@@ -97,7 +97,6 @@ class MatchRunner:
     ) -> None:
         self.options = options or RulesOptions()
         self.time_control = time_control or TimeControl()
-        become_subreaper()
         self.server = BotServer(heartbeat_ms=heartbeat_ms, log_dir=log_dir)
         self._sessions: dict[str, list[BotSession]] = {}
         #: Per bot name: faults by kind, restarts, matches.
@@ -137,7 +136,6 @@ class MatchRunner:
             for session in pool:
                 self.server.stop_bot(session, "referee closing")
         self._sessions.clear()
-        kill_orphans()
         self.server.close()
 
     def __enter__(self) -> MatchRunner:

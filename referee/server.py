@@ -14,10 +14,9 @@ import shutil
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 import zmq
@@ -106,8 +105,7 @@ class BotServer:
         self._socket.setsockopt(zmq.SNDHWM, _QUEUE_LIMIT)
         self._socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
         self._socket.bind(self.endpoint)
-        self._poller = zmq.Poller()
-        self._poller.register(self._socket, zmq.POLLIN)
+        self._receive_timeout_ms = -1
         self._by_identity: dict[bytes, BotSession] = {}
         self._awaiting: dict[str, BotSession] = {}
         self._next_id = 0
@@ -237,9 +235,9 @@ class BotServer:
                     FaultKind.TIMEOUT,
                     f"no {reply_type} within {timeout_s * 1000:.0f} ms",
                 )
-            if session.exited():
+            # Check the process only when nothing arrived: waitpid on every reply is costly.
+            if not self._pump(min(deadline - now, _POLL_SLICE)) and session.exited():
                 return self._crash_fault(session, f"while {reply_type} was awaited")
-            self._pump(min(deadline - now, _POLL_SLICE))
 
     def drain(self, timeout_s: float = 0.0) -> None:
         """Read whatever is waiting (faults between turns are noticed this way)."""
@@ -291,19 +289,26 @@ class BotServer:
             f"reply_to {reply_to} names no request (the open request is {request_id})",
         )
 
-    def _pump(self, timeout_s: float) -> None:
-        """Poll once for up to ``timeout_s`` and dispatch every message waiting."""
-        if not self._poller.poll(max(0, int(timeout_s * 1000))):
-            return
-        for frames in self._receive_all():
-            self._dispatch(frames)
-
-    def _receive_all(self) -> Iterator[list[bytes]]:
+    def _pump(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for messages and dispatch all that are waiting; return
+        whether any arrived."""
+        socket = self._socket
+        # A blocking receive with a timeout costs far less than building a poller per call.
+        timeout_ms = max(0, int(timeout_s * 1000))
+        if timeout_ms != self._receive_timeout_ms:
+            socket.setsockopt(zmq.RCVTIMEO, timeout_ms)
+            self._receive_timeout_ms = timeout_ms
+        try:
+            frames = socket.recv_multipart()
+        except zmq.Again:
+            return False
+        self._dispatch(frames)
         for _ in range(4 * _QUEUE_LIMIT):  # bounded: a flood cannot starve the caller
-            try:
-                yield self._socket.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
+            # Asking EVENTS is much cheaper than a NOBLOCK receive that raises zmq.Again.
+            if not cast(int, socket.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
+                break
+            self._dispatch(socket.recv_multipart(zmq.NOBLOCK))
+        return True
 
     def _dispatch(self, frames: list[bytes]) -> None:
         identity = frames[0]

@@ -4,7 +4,8 @@ purpose. It answers every decision with the first legal action unless told other
     rawbot.py [--fault KIND] [--at N] [--name NAME]
 
 KIND is one of: crash, sleep, garbage, huge, wrong_id, illegal, wrong_token, no_hello,
-wrong_version, child_ignores_term, flood, error_reply, multi_frame, stderr_spam. The fault
+wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
+slow_pong. The fault
 happens at the N-th decision request (default 1) or at the handshake for handshake faults.
 """
 
@@ -26,6 +27,7 @@ def main() -> int:
     parser.add_argument("--fault", default="none")
     parser.add_argument("--at", type=int, default=1)
     parser.add_argument("--name", default="rawbot")
+    parser.add_argument("--pidfile", help="child_ignores_term: write the child's pid here")
     arguments = parser.parse_args()
     fault, at = arguments.fault, arguments.at
     context = zmq.Context()
@@ -39,17 +41,22 @@ def main() -> int:
         next_id += 1
         socket.send(msgpack.packb({"version": "1.0", "id": next_id, **message}))
 
-    if fault == "child_ignores_term":
-        # A grandchild that ignores SIGTERM and would outlive a careless referee.
-        subprocess.Popen(
+    if fault in ("child_ignores_term", "child_escapes"):
+        # A grandchild that ignores SIGTERM and would outlive a careless referee; with
+        # child_escapes it also leaves the bot's process group and session.
+        child = subprocess.Popen(
             [
                 sys.executable,
                 "-c",
                 "import signal,time\n"
                 "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
                 "while True: time.sleep(1)",
-            ]
+            ],
+            start_new_session=fault == "child_escapes",
         )
+        if arguments.pidfile:
+            with open(arguments.pidfile, "w") as file:
+                file.write(str(child.pid))
     if fault == "no_hello":
         time.sleep(60)
         return 0
@@ -67,12 +74,15 @@ def main() -> int:
         if kind == "match_start":
             send({"type": "ready", "reply_to": message["id"]})
         elif kind == "ping":
+            if fault == "slow_pong":
+                time.sleep(0.3)
             send({"type": "pong", "reply_to": message["id"]})
         elif kind == "decide":
             decisions += 1
             action = message["legal"][0]
             if decisions == at:
                 if fault == "crash":
+                    print(f"rawbot crashing at decision {decisions}", file=sys.stderr, flush=True)
                     os._exit(9)
                 if fault == "sleep":
                     time.sleep(message["deadline_ms"] / 1000 + 2)

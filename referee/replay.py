@@ -1,0 +1,154 @@
+"""Readable traces of game records, for people debugging bots (``aegis-ref replay``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from rich.text import Text
+
+from referee.cards import Suit, parse_card, sort_cards
+
+__all__ = ["card_text", "render_records"]
+
+_SUIT_BY_LETTER = {suit.letter: suit for suit in Suit}
+_STYLES = {
+    Suit.SPADES: "bold",
+    Suit.CLUBS: "bold",
+    Suit.HEARTS: "bold red",
+    Suit.DIAMONDS: "bold red",
+}
+
+
+def card_text(code: str) -> Text:
+    """A card with its suit symbol, red for hearts and diamonds."""
+    card = parse_card(code)
+    return Text(card.symbol, style=_STYLES[card.suit])
+
+
+def _cards(codes: Iterable[str]) -> Text:
+    cards = sort_cards(parse_card(code) for code in codes)
+    return Text(" ").join(card_text(card.code) for card in cards) if cards else Text("—")
+
+
+def _seat(players: list[str], seat: int) -> str:
+    return f"{players[seat]} (seat {seat})"
+
+
+def render_records(
+    lines: Iterable[Mapping[str, Any]], *, match: int | None = None, game: int | None = None
+) -> Iterator[Text]:
+    """Yield a trace, line by line, of the chosen matches and games of a record."""
+    players = ["seat 0", "seat 1"]
+    for line in lines:
+        if match is not None and line.get("match") != match:
+            continue
+        kind = line.get("type")
+        if kind == "match_start":
+            players = list(line["players"])
+            if game is None:
+                yield from _match_start(line, players)
+        elif kind == "game" and (game is None or line.get("game") == game):
+            yield from _game(line, players)
+        elif kind == "match_end" and game is None:
+            yield from _match_end(line, players)
+
+
+def _match_start(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
+    yield Text(f"Match {line['match']}: {players[0]} vs {players[1]}", style="bold underline")
+    rules = ", ".join(f"{name} {value}" for name, value in line["rules"].items())
+    yield Text(f"  rules: {rules}; seed {line.get('seed')}")
+    draw = Text("  first-master draw: ")
+    for seat, code in enumerate(line["first_draw"]):
+        draw.append(f"{players[seat]} ")
+        draw.append_text(card_text(code))
+        draw.append("  ")
+    draw.append(f"→ master: {_seat(players, line['first_master'])}")
+    yield draw
+
+
+def _game(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
+    deck = line["deck"]
+    master = line["master"]
+    slave = 1 - master
+    key = parse_card(deck[10])
+    yield Text("")
+    yield Text(
+        f" Game {line['game']}  (scores {line['scores_before'][0]}-{line['scores_before'][1]})",
+        style="bold reverse",
+    )
+    header = Text("  key card ")
+    header.append_text(card_text(key.code))
+    header.append(f"   trump {key.suit.symbol}   killers ")
+    killers = [f"{code}{letter}" for code in [deck[10][:-1]] for letter in "SHDC"]
+    header.append_text(_cards(code for code in killers if code != key.code))
+    yield header
+    hands = {master: deck[0:5], slave: deck[5:10]}
+    for seat in (master, slave):
+        role = "master" if seat == master else "slave "
+        row = Text(f"  {role} {_seat(players, seat)}: ")
+        row.append_text(_cards(hands[seat]))
+        yield row
+    exchange_round = 0
+    for action in line["actions"]:
+        seat = action["seat"]
+        kind = action["action"]
+        timing = f"  [{action['ms']:.1f} ms]" if "ms" in action else ""
+        if kind in ("exchange", "stop"):
+            if seat == master:
+                exchange_round += 1
+            row = Text(f"  round {exchange_round}: {players[seat]} ")
+            if kind == "stop":
+                row.append("stops")
+            elif not action["cards"]:
+                row.append("keeps all cards")
+            else:
+                row.append("discards ")
+                row.append_text(_cards(action["cards"]))
+                row.append(", draws ")
+                row.append_text(_cards(action["drawn"]))
+            row.append(timing, style="dim")
+            yield row
+        elif kind in ("bid", "pass"):
+            said = f"bids {action['tricks']}" if kind == "bid" else "passes"
+            yield Text(f"  {players[seat]} {said}") + Text(timing, style="dim")
+    for number, trick in enumerate(line["tricks"], start=1):
+        row = Text(f"  trick {number}: {players[trick['leader']]} leads ")
+        row.append_text(card_text(trick["cards"][0]))
+        row.append(", ")
+        row.append_text(card_text(trick["cards"][1]))
+        row.append(f" → {players[trick['winner']]}", style="bold")
+        yield row
+    if line.get("finished"):
+        attacker = line["attacker"]
+        verdict = "makes" if line["tricks_won"][attacker] >= line["bid"] else "fails"
+        bonuses = [name for name, given in line["bonuses"].items() if given]
+        yield Text(
+            f"  {players[attacker]} attacks with {line['bid']} and {verdict} it "
+            f"({line['tricks_won'][0]}-{line['tricks_won'][1]} tricks); points "
+            f"{line['points'][0]}-{line['points'][1]}"
+            + (f" ({', '.join(bonuses)})" if bonuses else "")
+            + f"; scores {line['scores_after'][0]}-{line['scores_after'][1]}"
+        )
+    else:
+        yield Text("  game cut short by a forfeit", style="bold red")
+
+
+def _match_end(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
+    yield Text("")
+    text = Text(
+        f"Winner: {_seat(players, line['winner'])} by {line['termination']}, "
+        f"scores {line['scores'][0]}-{line['scores'][1]} after {line['games']} games",
+        style="bold green",
+    )
+    yield text
+    forfeit = line.get("forfeit")
+    if forfeit:
+        yield Text(
+            f"  forfeit: {_seat(players, forfeit['seat'])} {forfeit['fault']}: "
+            f"{forfeit.get('detail', '')}",
+            style="red",
+        )
+        for tail in forfeit.get("stderr_tail") or []:
+            yield Text(f"    | {tail}", style="dim")
+    yield Text("")

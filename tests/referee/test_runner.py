@@ -1,0 +1,277 @@
+"""The match runner against real bot processes over real ZeroMQ sockets.
+
+The bots are ``tests/bots/rawbot.py``, which speaks the raw protocol and misbehaves on request.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgpack
+import pytest
+import zmq
+
+from referee.bots import BotSpec
+from referee.faults import FaultKind
+from referee.match import Termination
+from referee.runner import MatchRunner, TimeControl
+
+RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
+FAST = TimeControl(decision_ms=400, warmup_ms=3000)
+
+
+def rawbot(name: str, *arguments: str) -> BotSpec:
+    """A spec for rawbot.py with these arguments."""
+    return BotSpec(name, (sys.executable, str(RAWBOT), "--name", name, *arguments))
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Iterator[MatchRunner]:
+    """A runner with short deadlines, closed (bots stopped) after the test."""
+    with MatchRunner(time_control=FAST, log_dir=tmp_path / "logs") as match_runner:
+        yield match_runner
+
+
+def _gone(pid: int, timeout: float = 5.0) -> bool:
+    """True once ``pid`` no longer exists (or is a zombie about to be reaped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_full_match_between_two_bots(runner: MatchRunner) -> None:
+    report = runner.play([rawbot("alpha"), rawbot("beta")], seed=11, match_id="m1")
+    assert report.faults == []
+    assert report.match is not None and report.match.result is not None
+    assert report.match.result.termination in {
+        Termination.TARGET,
+        Termination.COLD,
+        Termination.BOTH_OVER_TARGET,
+    }
+    assert len(report.games) == report.match.result.games >= 1
+    for game, timings in zip(report.games, report.timings, strict=True):
+        assert game.is_over
+        assert len(timings) == len(game.history)
+        assert all(0 <= milliseconds < FAST.decision_ms for milliseconds in timings)
+    total = [
+        sum(game.result.points[seat] for game in report.games if game.result) for seat in (0, 1)
+    ]
+    assert list(report.match.result.scores) == total
+
+
+def test_same_seed_same_match(runner: MatchRunner) -> None:
+    first = runner.play([rawbot("alpha"), rawbot("beta")], seed=5)
+    second = runner.play([rawbot("alpha"), rawbot("beta")], seed=5)
+    assert [game.deck for game in first.games] == [game.deck for game in second.games]
+    assert [game.history for game in first.games] == [game.history for game in second.games]
+
+
+def test_bot_process_is_reused_across_matches(runner: MatchRunner) -> None:
+    specs = [rawbot("alpha"), rawbot("beta")]
+    runner.play(specs, seed=1)
+    pids = {
+        name: [session.process.pid for session in pool] for name, pool in runner._sessions.items()
+    }  # type: ignore[union-attr]
+    runner.play(specs, seed=2)
+    again = {
+        name: [session.process.pid for session in pool] for name, pool in runner._sessions.items()
+    }  # type: ignore[union-attr]
+    assert pids == again
+    assert runner.counters["alpha"]["restarts"] == 0
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        ("crash", FaultKind.CRASH),
+        ("sleep", FaultKind.TIMEOUT),
+        ("garbage", FaultKind.MALFORMED),
+        ("huge", FaultKind.MALFORMED),
+        ("multi_frame", FaultKind.MALFORMED),
+        ("wrong_id", FaultKind.WRONG_REPLY_ID),
+        ("illegal", FaultKind.ILLEGAL_ACTION),
+        ("error_reply", FaultKind.BOT_ERROR),
+    ],
+)
+@pytest.mark.parametrize("bad_seat", [0, 1])
+def test_in_game_fault_forfeits_the_offender(
+    runner: MatchRunner, fault: str, kind: FaultKind, bad_seat: int
+) -> None:
+    specs = [rawbot("good"), rawbot("good")]
+    specs[bad_seat] = rawbot(f"bad-{fault}", "--fault", fault, "--at", "2")
+    report = runner.play(specs, seed=3)
+    assert report.match is not None and report.match.result is not None
+    assert report.match.result.termination is Termination.FORFEIT
+    assert report.winner == 1 - bad_seat
+    assert report.forfeit_fault is not None
+    assert report.forfeit_fault.kind is kind
+    assert report.forfeit_fault.seat == bad_seat
+    assert report.forfeit_fault.game == 1
+    assert report.forfeit_fault.decision is not None
+    assert runner.counters[f"bad-{fault}"][kind.value] == 1
+    if fault == "crash":
+        assert any(
+            "rawbot crashing at decision 2" in line for line in report.forfeit_fault.stderr_tail
+        )
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "detail"),
+    [
+        ("wrong_token", FaultKind.HANDSHAKE, "unknown token were rejected"),
+        ("no_hello", FaultKind.HANDSHAKE, "no valid hello"),
+        ("wrong_version", FaultKind.VERSION, "bot speaks 7.0"),
+    ],
+)
+def test_handshake_fault_forfeits_before_the_first_game(
+    tmp_path: Path, fault: str, kind: FaultKind, detail: str
+) -> None:
+    control = TimeControl(decision_ms=400, warmup_ms=1000)
+    with MatchRunner(time_control=control) as match_runner:
+        report = match_runner.play([rawbot(f"bad-{fault}", "--fault", fault), rawbot("good")], 1)
+    assert report.winner == 1
+    assert report.forfeit_fault is not None
+    assert report.forfeit_fault.kind is kind
+    assert detail in report.forfeit_fault.detail
+    assert report.games == []
+
+
+def test_both_bots_failing_the_handshake_void_the_match() -> None:
+    with MatchRunner(time_control=TimeControl(decision_ms=400, warmup_ms=500)) as match_runner:
+        report = match_runner.play(
+            [rawbot("a", "--fault", "no_hello"), rawbot("b", "--fault", "wrong_version")], 1
+        )
+    assert report.void
+    assert report.winner is None
+    assert {fault.kind for fault in report.faults} == {FaultKind.HANDSHAKE, FaultKind.VERSION}
+
+
+def test_crashed_bot_is_restarted_for_its_next_match(runner: MatchRunner) -> None:
+    crasher = rawbot("crasher", "--fault", "crash", "--at", "3")
+    first = runner.play([crasher, rawbot("good")], seed=1)
+    second = runner.play([crasher, rawbot("good")], seed=2)
+    assert first.forfeit_fault is not None and first.forfeit_fault.kind is FaultKind.CRASH
+    assert second.forfeit_fault is not None and second.forfeit_fault.kind is FaultKind.CRASH
+    assert runner.counters["crasher"]["restarts"] == 1
+    assert runner.counters["crasher"]["crash"] == 2
+
+
+def test_faulty_bot_that_survives_is_restarted_too(runner: MatchRunner) -> None:
+    cheat = rawbot("cheat", "--fault", "illegal", "--at", "1")
+    runner.play([cheat, rawbot("good")], seed=1)
+    pid = runner._sessions["cheat"][0].process.pid  # type: ignore[union-attr]
+    runner.play([cheat, rawbot("good")], seed=2)
+    assert runner._sessions["cheat"][0].process.pid != pid  # type: ignore[union-attr]
+    assert _gone(pid)
+
+
+@pytest.mark.parametrize("fault", ["child_ignores_term", "child_escapes"])
+def test_no_process_left_behind(tmp_path: Path, fault: str) -> None:
+    pidfile = tmp_path / "child.pid"
+    with MatchRunner(time_control=FAST) as match_runner:
+        spec = rawbot("parent", "--fault", fault, "--pidfile", str(pidfile))
+        report = match_runner.play([spec, rawbot("good")], seed=1)
+        bot_pid = match_runner._sessions["parent"][0].process.pid  # type: ignore[union-attr]
+        assert report.faults == []
+        child = int(pidfile.read_text())
+        assert not _gone(child, timeout=0.1)
+    assert _gone(bot_pid)
+    assert _gone(child)
+
+
+def test_private_directory_removed() -> None:
+    with MatchRunner(time_control=FAST) as match_runner:
+        match_runner.play([rawbot("a"), rawbot("b")], seed=1)
+        directory = Path(match_runner.server.endpoint.removeprefix("ipc://")).parent
+        assert directory.is_dir()
+    assert not directory.exists()
+
+
+def test_stderr_flood_is_capped_and_harmless(tmp_path: Path) -> None:
+    from referee.bots import ResourceLimits
+
+    limits = ResourceLimits(log_bytes=50_000)
+    spammer = BotSpec(
+        "spammer",
+        (sys.executable, str(RAWBOT), "--fault", "stderr_spam", "--at", "1"),
+        limits=limits,
+    )
+    with MatchRunner(time_control=FAST, log_dir=tmp_path) as match_runner:
+        report = match_runner.play([spammer, rawbot("good")], seed=1)
+        dropped = match_runner._sessions["spammer"][0].process.log_bytes_dropped  # type: ignore[union-attr]
+    assert report.faults == []
+    assert (tmp_path / "spammer.log").stat().st_size < 51_000
+    assert dropped > 4_000_000
+
+
+def test_random_bytes_from_strangers_do_not_disturb_a_match(runner: MatchRunner) -> None:
+    stop = threading.Event()
+    sent = 0
+
+    def attack() -> None:
+        nonlocal sent
+        context = zmq.Context()
+        socket = context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.connect(runner.server.endpoint)
+        rng = random.Random(4)
+        try:
+            while not stop.is_set() and sent < 3000:
+                choice = rng.random()
+                if choice < 0.4:
+                    payload = rng.randbytes(rng.randrange(1, 300))
+                elif choice < 0.8:
+                    payload = msgpack.packb(
+                        {
+                            "type": rng.choice(["act", "hello", "pong", "x"]),
+                            "id": rng.randrange(9),
+                            "reply_to": rng.randrange(9),
+                            "action": "play AS",
+                            "token": "guess",
+                        }
+                    )
+                else:
+                    payload = msgpack.packb([rng.random(), None, {"a": 1}])
+                socket.send(payload)
+                sent += 1
+                time.sleep(0.0005)
+        finally:
+            socket.close(0)
+            context.term()
+
+    thread = threading.Thread(target=attack)
+    thread.start()
+    try:
+        reports = [runner.play([rawbot("alpha"), rawbot("beta")], seed=seed) for seed in (1, 2)]
+    finally:
+        stop.set()
+        thread.join(10)
+    assert sent > 0
+    assert runner.server.stray_messages > 0
+    for report in reports:
+        assert report.faults == []
+        assert report.match is not None and report.match.result is not None
+
+
+def test_late_reply_is_discarded(runner: MatchRunner) -> None:
+    slow = rawbot("slow", "--fault", "slow_pong")
+    runner.play([slow, rawbot("good")], seed=1)
+    session = runner._sessions["slow"][0]
+    first = runner.server.request(session, {"type": "ping"}, "pong", timeout_s=0.05)
+    assert getattr(first, "kind", None) is FaultKind.TIMEOUT
+    second = runner.server.request(session, {"type": "ping"}, "pong", timeout_s=2.0)
+    assert getattr(second, "message", {}).get("type") == "pong"
+    assert session.counters["late_replies"] == 1
