@@ -5,7 +5,6 @@ The bots are ``tests/bots/rawbot.py``, which speaks the raw protocol and misbeha
 
 from __future__ import annotations
 
-import os
 import random
 import sys
 import threading
@@ -55,7 +54,8 @@ def _gone(pid: int, timeout: float = 5.0) -> bool:
 def test_full_match_between_two_bots(runner: MatchRunner) -> None:
     report = runner.play([rawbot("alpha"), rawbot("beta")], seed=11, match_id="m1")
     assert report.faults == []
-    assert report.match is not None and report.match.result is not None
+    assert report.match is not None
+    assert report.match.result is not None
     assert report.match.result.termination in {
         Termination.TARGET,
         Termination.COLD,
@@ -113,7 +113,8 @@ def test_in_game_fault_forfeits_the_offender(
     specs = [rawbot("good"), rawbot("good")]
     specs[bad_seat] = rawbot(f"bad-{fault}", "--fault", fault, "--at", "2")
     report = runner.play(specs, seed=3)
-    assert report.match is not None and report.match.result is not None
+    assert report.match is not None
+    assert report.match.result is not None
     assert report.match.result.termination is Termination.FORFEIT
     assert report.winner == 1 - bad_seat
     assert report.forfeit_fault is not None
@@ -163,8 +164,10 @@ def test_crashed_bot_is_restarted_for_its_next_match(runner: MatchRunner) -> Non
     crasher = rawbot("crasher", "--fault", "crash", "--at", "3")
     first = runner.play([crasher, rawbot("good")], seed=1)
     second = runner.play([crasher, rawbot("good")], seed=2)
-    assert first.forfeit_fault is not None and first.forfeit_fault.kind is FaultKind.CRASH
-    assert second.forfeit_fault is not None and second.forfeit_fault.kind is FaultKind.CRASH
+    assert first.forfeit_fault is not None
+    assert first.forfeit_fault.kind is FaultKind.CRASH
+    assert second.forfeit_fault is not None
+    assert second.forfeit_fault.kind is FaultKind.CRASH
     assert runner.counters["crasher"]["restarts"] == 1
     assert runner.counters["crasher"]["crash"] == 2
 
@@ -263,7 +266,8 @@ def test_random_bytes_from_strangers_do_not_disturb_a_match(runner: MatchRunner)
     assert runner.server.stray_messages > 0
     for report in reports:
         assert report.faults == []
-        assert report.match is not None and report.match.result is not None
+        assert report.match is not None
+        assert report.match.result is not None
 
 
 def test_late_reply_is_discarded(runner: MatchRunner) -> None:
