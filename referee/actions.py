@@ -138,8 +138,11 @@ def parse_action(text: str) -> Action:
             return Exchange(tuple(parse_card(code) for code in arguments))
         if verb == "play" and len(arguments) == 1:
             return play(parse_card(arguments[0]))
-        if verb == "bid" and len(arguments) == 1 and arguments[0].isdigit():
-            return bid(int(arguments[0]))
+        # ASCII digits, and few of them: int() raises a bare ValueError on some Unicode digits
+        # ('²') and on text of more than 4,300 digits.
+        count = arguments[0] if len(arguments) == 1 else ""
+        if verb == "bid" and count.isascii() and count.isdigit() and len(count) < 10:
+            return bid(int(count))
     except CardParseError as error:
         raise ActionParseError(f"bad card in action {text!r}: {error}") from None
     raise ActionParseError(

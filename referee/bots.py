@@ -26,6 +26,7 @@ __all__ = [
     "kill_by_token",
 ]
 
+
 @dataclass(frozen=True, slots=True)
 class ResourceLimits:
     """Limits applied to a started bot (``None``: no limit).

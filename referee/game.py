@@ -11,7 +11,7 @@ import enum
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, pairwise
 from operator import attrgetter
 from typing import NamedTuple, NoReturn, overload
 
@@ -444,7 +444,7 @@ def apply(state: GameState, seat: Seat, action: Action) -> GameState:
         if state.master_bid is None:
             _illegal(state, seat, action, "the master must bid, passing is not allowed")
         return _start_play(state, None, (*state.history, Turn(seat, action)))
-    _illegal(state, seat, action, f"not a {state.phase.value} action")
+    _illegal(state, seat, action, f"not an action of the {state.phase.value} phase")
 
 
 def _seat_text(seat: object) -> str:
@@ -477,6 +477,8 @@ def _apply_exchange(state: GameState, seat: Seat, action: Exchange) -> GameState
     is_master = seat == state.master
     if is_master and count == 0:
         _illegal(state, seat, action, "the master exchanges 1-5 cards or stops")
+    if any(left.index >= right.index for left, right in pairwise(discarded)):
+        _illegal(state, seat, action, "the same card twice or cards out of order")
     missing = [str(card) for card in discarded if card not in hand]
     if missing:
         _illegal(state, seat, action, f"not in hand: {' '.join(missing)}")

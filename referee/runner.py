@@ -30,6 +30,7 @@ from referee.match import (
     start_game,
 )
 from referee.options import RulesOptions
+from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
 from referee.server import BotServer, BotSession, Reply
 
 __all__ = ["MatchReport", "MatchRunner", "TimeControl"]
@@ -82,6 +83,36 @@ class MatchReport:
         if self.match is None or self.match.result is None:
             return None
         return self.match.result.winner
+
+    def record_lines(self, match_number: int = 1) -> list[dict[str, Any]]:
+        """The match in the record format (``docs/records.md``), with timings and faults.
+
+        A void match (both bots failed before the first game) has a ``match_start`` line and
+        a ``match_end`` line with termination ``void`` and no winner.
+        """
+        assert self.match is not None
+        lines = [match_start_line(match_number, self.match, self.players, self.seed)]
+        lines.extend(
+            game_line(match_number, game, timings)
+            for game, timings in zip(self.games, self.timings, strict=True)
+        )
+        if self.void or self.match.result is None:
+            lines.append(
+                {
+                    "type": "match_end",
+                    "match": match_number,
+                    "winner": None,
+                    "termination": VOID_TERMINATION,
+                    "scores": [0, 0],
+                    "games": 0,
+                    "faults": [fault.to_json() for fault in self.faults],
+                }
+            )
+            return lines
+        forfeit_fault = self.forfeit_fault.to_json() if self.forfeit_fault else None
+        others = [fault.to_json() for fault in self.faults if fault is not self.forfeit_fault]
+        lines.append(match_end_line(match_number, self.match.result, forfeit_fault, others))
+        return lines
 
 
 class MatchRunner:

@@ -1,0 +1,1 @@
+"""Golden files: fixed-seed records checked in and diffed by the tests."""
