@@ -43,6 +43,40 @@ EXIT_DISAGREEMENT = 1
 EXIT_UNREADABLE = 2
 
 
+# Rules options as command-line flags, shared by every command that plays matches.
+TargetScoreOption = Annotated[
+    int | None, typer.Option(help="Rules option: points that win the match.")
+]
+ColdMarginOption = Annotated[
+    int | None, typer.Option(help="Rules option: a lead that wins the match early.")
+]
+PromiseMinBidOption = Annotated[
+    int | None, typer.Option(help="Rules option: smallest bid earning the promise bonus.")
+]
+MaxExchangeRoundsOption = Annotated[
+    int | None, typer.Option(help="Rules option: exchange rounds before bidding (0-4).")
+]
+
+
+def rules_from_flags(
+    target_score: int | None,
+    cold_margin: int | None,
+    promise_min_bid: int | None,
+    max_exchange_rounds: int | None,
+) -> RulesOptions:
+    """Rules options from the command-line flags; defaults where a flag is absent."""
+    given = {
+        "target_score": target_score,
+        "cold_margin": cold_margin,
+        "promise_min_bid": promise_min_bid,
+        "max_exchange_rounds": max_exchange_rounds,
+    }
+    try:
+        return RulesOptions(**{name: value for name, value in given.items() if value is not None})
+    except RulesOptionsError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
 def _plural(count: int, noun: str) -> str:
     if count == 1:
         return f"1 {noun}"
@@ -213,33 +247,14 @@ def selfplay(
             metavar="NAME",
         ),
     ] = None,
-    target_score: Annotated[
-        int | None, typer.Option(help="Rules option: points that win the match.")
-    ] = None,
-    cold_margin: Annotated[
-        int | None, typer.Option(help="Rules option: a lead that wins the match early.")
-    ] = None,
-    promise_min_bid: Annotated[
-        int | None, typer.Option(help="Rules option: smallest bid earning the promise bonus.")
-    ] = None,
-    max_exchange_rounds: Annotated[
-        int | None, typer.Option(help="Rules option: exchange rounds before bidding (0-4).")
-    ] = None,
+    target_score: TargetScoreOption = None,
+    cold_margin: ColdMarginOption = None,
+    promise_min_bid: PromiseMinBidOption = None,
+    max_exchange_rounds: MaxExchangeRoundsOption = None,
 ) -> None:
     """Play whole matches in-process between built-in policies; print a one-line summary."""
     policies = _policy_pair(policy)
-    given = {
-        "target_score": target_score,
-        "cold_margin": cold_margin,
-        "promise_min_bid": promise_min_bid,
-        "max_exchange_rounds": max_exchange_rounds,
-    }
-    try:
-        options = RulesOptions(
-            **{name: value for name, value in given.items() if value is not None}
-        )
-    except RulesOptionsError as error:
-        raise typer.BadParameter(str(error)) from None
+    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
     try:
         summary = run_selfplay(
             matches=matches, seed=seed, policies=policies, options=options, record=record

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from protocol.cli import app as protocol_app
 from referee.cli import app as referee_app
+from referee.match_cli import app as match_app
 
 app = typer.Typer(
     name="aegis-ref",
@@ -13,6 +15,8 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(referee_app)
+app.add_typer(match_app)
+app.add_typer(protocol_app)
 
 
 def main() -> None:

@@ -1,0 +1,181 @@
+"""Command-line commands that play bots against each other: ``match`` and ``replay``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from referee.bundled import BotNameError, resolve_bot
+from referee.cli import (
+    EXIT_UNREADABLE,
+    ColdMarginOption,
+    MaxExchangeRoundsOption,
+    PromiseMinBidOption,
+    TargetScoreOption,
+    rules_from_flags,
+    write_record,
+)
+from referee.faults import FaultKind
+from referee.records import dumps_line
+from referee.replay import render_records
+from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.selfplay import derive_seed
+
+__all__ = ["app", "match", "replay"]
+
+app = typer.Typer(no_args_is_help=True)
+
+_BOT_HELP = 'A bundled bot\'s name (random, …) or a quoted command line: "python3 my_bot.py".'
+
+
+@app.command()
+def match(
+    bot_a: Annotated[str, typer.Argument(help=_BOT_HELP)],
+    bot_b: Annotated[str, typer.Argument(help="The opponent, in the same form.")],
+    matches: Annotated[int, typer.Option(min=1, help="Number of matches.")] = 2,
+    seed: Annotated[int, typer.Option(help="Master seed: same seed, same deals.")] = 1,
+    record: Annotated[
+        Path | None, typer.Option(dir_okay=False, help="Write the JSON Lines record here.")
+    ] = None,
+    decision_ms: Annotated[int, typer.Option(min=1, help="Deadline of each decision.")] = 1000,
+    bank_ms: Annotated[
+        int | None, typer.Option(min=0, help="Time bank per bot per match (none by default).")
+    ] = None,
+    warmup_ms: Annotated[
+        int, typer.Option(min=0, help="Extra time for start-up and each first decision.")
+    ] = 5000,
+    logs: Annotated[
+        Path | None, typer.Option(file_okay=False, help="Keep each bot's output in this folder.")
+    ] = None,
+    target_score: TargetScoreOption = None,
+    cold_margin: ColdMarginOption = None,
+    promise_min_bid: PromiseMinBidOption = None,
+    max_exchange_rounds: MaxExchangeRoundsOption = None,
+) -> None:
+    """Play matches between two bots over the protocol and print each result.
+
+    Matches come in duplicate pairs: matches 2k-1 and 2k use the same deals with the seats
+    swapped, so neither bot is favoured by the cards.
+    """
+    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
+    try:
+        spec_a = resolve_bot(bot_a)
+        spec_b = resolve_bot(bot_b)
+    except BotNameError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    if spec_a.name == spec_b.name:
+        spec_a = resolve_bot(bot_a, name=f"{spec_a.name}-a")
+        spec_b = resolve_bot(bot_b, name=f"{spec_b.name}-b")
+    control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
+    names = (spec_a.name, spec_b.name)
+    wins: Counter[str] = Counter()
+    points: Counter[str] = Counter()
+    faults: Counter[tuple[str, FaultKind]] = Counter()
+    lines: list[str] = []
+    with MatchRunner(options=options, time_control=control, log_dir=logs) as runner:
+        for number in range(1, matches + 1):
+            swapped = number % 2 == 0
+            specs = [spec_b, spec_a] if swapped else [spec_a, spec_b]
+            report = runner.play(specs, derive_seed(seed, "match", (number + 1) // 2), str(number))
+            typer.echo(_describe(number, report))
+            lines.extend(dumps_line(line) for line in report.record_lines(number))
+            if report.winner is not None:
+                wins[report.players[report.winner]] += 1
+            for game in report.games:
+                if game.result is not None:
+                    for seat in (0, 1):
+                        points[report.players[seat]] += game.result.points[seat]
+            for fault in report.faults:
+                faults[(fault.bot, fault.kind)] += 1
+    typer.echo("")
+    for name in names:
+        kinds = ", ".join(
+            f"{kind.value} {count}" for (bot, kind), count in sorted(faults.items()) if bot == name
+        )
+        typer.echo(
+            f"{name}: {wins[name]} of {matches} matches won, {points[name]} game points, "
+            f"faults: {kinds or 'none'}"
+        )
+    if record is not None:
+        try:
+            write_record(record, lines)
+        except OSError as error:
+            typer.echo(f"cannot write record {record}: {error.strerror or error}", err=True)
+            raise typer.Exit(EXIT_UNREADABLE) from None
+        typer.echo(f"record: {record}")
+
+
+def _describe(number: int, report: MatchReport) -> str:
+    players = report.players
+    if report.void:
+        reasons = "; ".join(fault.describe() for fault in report.faults)
+        return f"match {number}: void, both bots failed before the first game: {reasons}"
+    result = report.match.result if report.match is not None else None
+    assert result is not None
+    winner, loser = players[result.winner], players[result.loser]
+    text = (
+        f"match {number}: {winner} beat {loser} by {result.termination.value}, "
+        f"{result.scores[result.winner]}-{result.scores[result.loser]} after {result.games} games"
+    )
+    if report.forfeit_fault is not None:
+        text += f" (forfeit: {report.forfeit_fault.describe()})"
+    return text
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="A JSON Lines record (docs/records.md).")],
+    match_number: Annotated[
+        int | None, typer.Option("--match", min=1, help="Only this match.")
+    ] = None,
+    game: Annotated[int | None, typer.Option(min=1, help="Only this game.")] = None,
+    color: Annotated[
+        bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")
+    ] = None,
+) -> None:
+    """Print a readable trace of a record: hands, exchanges, bids, tricks and points."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        typer.echo(f"{file}: cannot read the record: {error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    lines: list[dict[str, Any]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError as error:
+            typer.echo(f"{file}:{number}: not JSON: {error.msg}", err=True)
+            raise typer.Exit(EXIT_UNREADABLE) from None
+        if not isinstance(line, dict):
+            typer.echo(f"{file}:{number}: a record line must be a JSON object", err=True)
+            raise typer.Exit(EXIT_UNREADABLE)
+        lines.append(line)
+    console = Console(
+        highlight=False,
+        force_terminal=color if color else None,
+        no_color=color is False,
+        soft_wrap=True,
+    )
+    shown = 0
+    try:
+        for row in render_records(lines, match=match_number, game=game):
+            console.print(row)
+            shown += 1
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        typer.echo(
+            f"{file}: malformed record ({type(error).__name__}: {error}); "
+            f"run 'aegis-ref verify {file}' to find the line",
+            err=True,
+        )
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    if not shown:
+        typer.echo("nothing matches: check --match and --game", err=True)
+        raise typer.Exit(1)
