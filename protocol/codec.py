@@ -25,7 +25,7 @@ __all__ = [
     "validate_bot_message",
 ]
 
-#: Largest message either side may send. A decision request is about 2 KiB.
+#: Largest message either side may send. A decision request is usually under 1.5 KiB.
 MAX_MESSAGE_BYTES = 65_536
 _MAX_ITEMS = 4096  # no message has more entries in one array or map
 

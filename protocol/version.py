@@ -22,7 +22,8 @@ PROTOCOL_VERSION = "1.0"
 #: Every version the referee accepts, newest first.
 SUPPORTED_VERSIONS: tuple[str, ...] = (PROTOCOL_VERSION,)
 
-_VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$")
+# \Z, not $: "$" also matches before a final newline, which would accept "1.0\n".
+_VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\Z")
 
 
 def parse_version(text: str) -> tuple[int, int]:

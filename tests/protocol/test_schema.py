@@ -1,0 +1,120 @@
+"""The generated JSON Schema: checked in, current, printed by ``aegis-ref schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from protocol.schema_gen import (
+    SCHEMA_DIRECTORY,
+    Direction,
+    schema_file_name,
+    schema_files,
+    schema_for,
+    schema_text,
+)
+from protocol.version import PROTOCOL_VERSION
+from tournaments.cli import app
+
+from .helpers import VECTORS
+from .strategies import BOT_TYPES, MESSAGE_TYPES, REFEREE_TYPES
+
+REGENERATE = "regenerate with `aegis-ref schema --out protocol/schema` and commit the result"
+TYPES = {Direction.BOT: BOT_TYPES, Direction.REFEREE: REFEREE_TYPES, Direction.ALL: MESSAGE_TYPES}
+
+
+def test_checked_in_schema_is_current() -> None:
+    expected = schema_files()
+    present = {path.name for path in SCHEMA_DIRECTORY.glob("*.json")}
+    missing = sorted(set(expected) - present)
+    stale = sorted(present - set(expected))
+    differ = sorted(
+        name
+        for name in set(expected) & present
+        if (SCHEMA_DIRECTORY / name).read_text(encoding="utf-8") != expected[name]
+    )
+    assert (missing, stale, differ) == ([], [], []), (
+        f"protocol/schema/ is out of date (missing {missing}, not generated {stale}, "
+        f"differing {differ}): {REGENERATE}; delete files that are not generated"
+    )
+
+
+def test_schema_text_is_deterministic_json() -> None:
+    for direction in Direction:
+        text = schema_text(direction)
+        assert text == schema_text(direction)
+        assert text.endswith("}\n")
+        assert (
+            text
+            == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        )
+
+
+@pytest.mark.parametrize("direction", list(Direction))
+def test_schema_covers_exactly_its_directions_messages(direction: Direction) -> None:
+    schema = schema_for(direction)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert PROTOCOL_VERSION in schema["title"]
+    assert PROTOCOL_VERSION in schema_file_name(direction)
+    assert schema["discriminator"]["propertyName"] == "type"
+    assert set(schema["discriminator"]["mapping"]) == TYPES[direction]
+    assert len(schema["oneOf"]) == len(TYPES[direction])
+
+
+def _definition(schema: dict[str, Any], reference: str) -> dict[str, Any]:
+    name = reference.removeprefix("#/$defs/")
+    found: dict[str, Any] = schema["$defs"][name]
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(VECTORS))
+def test_vectors_match_the_schemas_fields(name: str) -> None:
+    """Each vector has every required field of its schema definition and no field it lacks."""
+    schema = schema_for(Direction.ALL)
+    vector = VECTORS[name]
+    definition = _definition(schema, schema["discriminator"]["mapping"][vector["type"]])
+    assert set(definition["required"]) <= set(vector)
+    assert set(vector) <= set(definition["properties"])
+    assert definition["properties"]["type"]["const"] == vector["type"]
+
+
+def test_schema_keeps_the_models_descriptions() -> None:
+    schema = schema_for(Direction.REFEREE)
+    observation = schema["$defs"]["ObservationInfo"]["properties"]
+    assert "canonical order" in observation["hand"]["description"]
+    assert observation["key_card"]["pattern"] == "^(A|[2-9]|10|J|Q|K)[SHDC]$"
+
+
+# --- the command ----------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("direction", list(Direction))
+def test_schema_command_prints_one_schema(direction: Direction) -> None:
+    result = runner.invoke(app, ["schema", "--direction", direction.value])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == schema_text(direction)
+
+
+def test_schema_command_prints_every_message_by_default() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == schema_text(Direction.ALL)
+
+
+def test_schema_command_writes_the_files(tmp_path: Path) -> None:
+    out = tmp_path / "schema"
+    result = runner.invoke(app, ["schema", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = {path.name: path.read_text(encoding="utf-8") for path in out.iterdir()}
+    assert written == schema_files()
+
+
+def test_schema_command_refuses_an_unknown_direction() -> None:
+    result = runner.invoke(app, ["schema", "--direction", "sideways"])
+    assert result.exit_code == 2
