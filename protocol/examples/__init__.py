@@ -1,0 +1,1 @@
+"""Example bots written with the Python SDK (:mod:`protocol.sdk`)."""
