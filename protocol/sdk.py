@@ -485,14 +485,34 @@ def run(
     (:data:`EXIT_ORPHANED`), referee silent for ``max_idle`` (:data:`EXIT_IDLE`).
     """
     endpoint, token = _arguments(endpoint, token, argv)
+    curve = _curve_keys(argv)
     if debug is None:
         debug = bool(os.environ.get("AEGIS_SDK_DEBUG"))
     session = Session(bot, token, debug=debug)
     # A bot given a token was started by the referee: if its parent changes, the referee died.
     parent = os.getppid() if token else None
-    code = _Runner(session, endpoint, idle_timeout, max_idle, parent).serve()
+    code = _Runner(session, endpoint, idle_timeout, max_idle, parent, curve).serve()
     if code != EXIT_OK:
         raise SystemExit(code)
+
+
+def _curve_keys(argv: Sequence[str] | None) -> tuple[str, str, str] | None:
+    """A remote bot's CurveZMQ keys (Z85 text): the referee's public key, then the bot's
+    public and secret keys, from ``--server-key``/``--public-key``/``--secret-key`` or
+    ``AEGIS_SERVER_KEY``/``AEGIS_PUBLIC_KEY``/``AEGIS_SECRET_KEY``; None when not given."""
+    parser = argparse.ArgumentParser(add_help=False)
+    for name in ("server", "public", "secret"):
+        parser.add_argument(f"--{name}-key")
+    known, _others = parser.parse_known_args(sys.argv[1:] if argv is None else list(argv))
+    server = known.server_key or os.environ.get("AEGIS_SERVER_KEY")
+    if not server:
+        return None
+    public = known.public_key or os.environ.get("AEGIS_PUBLIC_KEY")
+    secret = known.secret_key or os.environ.get("AEGIS_SECRET_KEY")
+    if not public or not secret:
+        log.error("aegis sdk: a server key needs the bot's own public and secret keys too")
+        raise SystemExit(EXIT_USAGE)
+    return server, public, secret
 
 
 def _send(socket: zmq.Socket[bytes], payload: bytes) -> None:
@@ -512,7 +532,9 @@ class _Runner:
         idle_timeout: float | None,
         max_idle: float | None,
         parent: int | None,
+        curve: tuple[str, str, str] | None = None,
     ) -> None:
+        self.curve = curve
         self.session = session
         self.endpoint = endpoint
         self.idle_timeout = idle_timeout
@@ -542,6 +564,11 @@ class _Runner:
             socket.setsockopt(zmq.HEARTBEAT_IVL, _TRANSPORT_HEARTBEAT_MS)
             socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, _TRANSPORT_TIMEOUT_MS)
             monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            if self.curve is not None:  # a remote bot: encrypted, authenticated by its key
+                server, public, secret = self.curve
+                socket.setsockopt(zmq.CURVE_SERVERKEY, server.encode())
+                socket.setsockopt(zmq.CURVE_PUBLICKEY, public.encode())
+                socket.setsockopt(zmq.CURVE_SECRETKEY, secret.encode())
             try:
                 socket.connect(self.endpoint)
             except zmq.ZMQError as error:

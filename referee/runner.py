@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from referee.match import (
 )
 from referee.options import RulesOptions
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
-from referee.server import BotServer, BotSession, Reply
+from referee.server import BotServer, BotSession, RemoteListener, Reply
 
 __all__ = ["MatchReport", "MatchRunner", "TimeControl"]
 
@@ -125,10 +126,12 @@ class MatchRunner:
         time_control: TimeControl | None = None,
         log_dir: Path | None = None,
         heartbeat_ms: int = 5000,
+        remote: RemoteListener | None = None,
     ) -> None:
         self.options = options or RulesOptions()
         self.time_control = time_control or TimeControl()
-        self.server = BotServer(heartbeat_ms=heartbeat_ms, log_dir=log_dir)
+        self.heartbeat_ms = heartbeat_ms
+        self.server = BotServer(heartbeat_ms=heartbeat_ms, log_dir=log_dir, remote=remote)
         self._sessions: dict[str, list[BotSession]] = {}
         #: Per bot name: faults by kind, restarts, matches.
         self.counters: dict[str, Counter[str]] = {}
@@ -143,8 +146,11 @@ class MatchRunner:
         for index, session in enumerate(pool):
             if session in taken:
                 continue
+            if session.remote and session.connected:
+                # A remote bot cannot be restarted by us: keep its connection, forget the fault.
+                session.pending_fault = None
             healthy = session.connected and not session.exited() and session.pending_fault is None
-            if healthy:
+            if healthy and self._answers_ping(session):
                 return session
             self.server.stop_bot(session, "restart", grace=0.2)
             counters["restarts"] += 1
@@ -156,10 +162,22 @@ class MatchRunner:
         return fresh
 
     def _start_session(self, spec: BotSpec) -> BotSession:
-        session = self.server.start_bot(spec)
+        server = self.server
+        session = server.expect_remote(spec) if spec.is_remote else server.start_bot(spec)
         if session.handshake_fault is None:
             self.server.handshake(session, self.time_control.warmup_ms / 1000)
         return session
+
+    def _answers_ping(self, session: BotSession) -> bool:
+        """Ping a bot that has been idle longer than the heartbeat before giving it a match;
+        one that does not answer in time is restarted rather than blamed."""
+        if time.monotonic() - session.last_heard < self.heartbeat_ms / 1000:
+            return True
+        outcome = self.server.request(session, {"type": "ping"}, "pong", self.heartbeat_ms / 1000)
+        if isinstance(outcome, Fault):
+            session.pending_fault = None
+            return False
+        return True
 
     def close(self) -> None:
         """Shut every bot down, kill anything left and release the socket."""

@@ -14,12 +14,14 @@ import shutil
 import tempfile
 import time
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 import msgpack
 import zmq
+from zmq.auth.thread import ThreadAuthenticator
 
 from protocol.codec import (
     MAX_MESSAGE_BYTES,
@@ -61,6 +63,10 @@ class BotSession:
     handshake_fault: Fault | None = None
     counters: Counter[str] = field(default_factory=Counter)
     closed: bool = False
+    #: True for a bot that dialled in over tcp with CurveZMQ rather than being started.
+    remote: bool = False
+    #: When the bot last sent anything (monotonic seconds); idle bots are pinged.
+    last_heard: float = 0.0
 
     @property
     def name(self) -> str:
@@ -92,26 +98,89 @@ class Reply:
 class BotServer:
     """Owns the referee's ROUTER socket, bound on ipc in a private temporary directory."""
 
-    def __init__(self, *, heartbeat_ms: int = 5000, log_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        heartbeat_ms: int = 5000,
+        log_dir: Path | None = None,
+        remote: RemoteListener | None = None,
+        supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
+    ) -> None:
         self.heartbeat_ms = heartbeat_ms
+        #: The protocol versions this server accepts in a hello and names in a reject; only a
+        #: conformance check offers others (to see a bot handle a version it cannot speak).
+        self.supported_versions = tuple(supported_versions)
         self.log_dir = log_dir
         self._dir = tempfile.mkdtemp(prefix="aegis-")
         self.endpoint = f"ipc://{self._dir}/referee"
         self._context = zmq.Context()
-        self._socket = self._context.socket(zmq.ROUTER)
-        self._socket.setsockopt(zmq.LINGER, 0)
-        self._socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
-        self._socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
-        self._socket.setsockopt(zmq.SNDHWM, _QUEUE_LIMIT)
-        self._socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
+        self._socket = self._router()
         self._socket.bind(self.endpoint)
         self._receive_timeout_ms = -1
         self._by_identity: dict[bytes, BotSession] = {}
         self._awaiting: dict[str, BotSession] = {}
+        # Remote bots: a second ROUTER on tcp with CurveZMQ; a ZAP handler admits only the
+        # public keys of remote bots the referee expects. Identities of the two sockets live
+        # in separate tables, so a local peer can never pose as a remote one.
+        self.remote_endpoint: str | None = None
+        self._remote_socket: zmq.Socket[bytes] | None = None
+        self._authenticator: ThreadAuthenticator | None = None
+        self._by_remote_identity: dict[bytes, BotSession] = {}
+        self._awaiting_keys: dict[str, BotSession] = {}
+        self._poller: zmq.Poller | None = None
+        if remote is not None:
+            self._listen_remote(remote)
         self._next_id = 0
         self.stray_messages = 0
         self._rejected_tokens = 0
         self._closed = False
+
+    def _router(self) -> zmq.Socket[bytes]:
+        socket = self._context.socket(zmq.ROUTER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
+        socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
+        socket.setsockopt(zmq.SNDHWM, _QUEUE_LIMIT)
+        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
+        return socket
+
+    def _listen_remote(self, remote: RemoteListener) -> None:
+        self._authenticator = ThreadAuthenticator(self._context)
+        self._authenticator.start()
+        self._authenticator.configure_curve_callback("aegis", _KeyCheck(self._awaiting_keys, self))
+        socket = self._router()
+        socket.setsockopt(zmq.CURVE_SERVER, 1)
+        socket.setsockopt(zmq.CURVE_SECRETKEY, remote.secret_key.encode())
+        socket.setsockopt(zmq.CURVE_PUBLICKEY, remote.public_key.encode())
+        socket.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
+        host = remote.host.removeprefix("tcp://")
+        if remote.port == 0:
+            port = socket.bind_to_random_port(f"tcp://{host}")
+        else:
+            socket.bind(f"tcp://{host}:{remote.port}")
+            port = remote.port
+        self.remote_endpoint = f"tcp://{host}:{port}"
+        self._remote_socket = socket
+        self._poller = zmq.Poller()
+        self._poller.register(self._socket, zmq.POLLIN)
+        self._poller.register(socket, zmq.POLLIN)
+
+    def expect_remote(self, spec: BotSpec) -> BotSession:
+        """Admit the remote bot with ``spec.curve_public_key``; it must dial in and say hello
+        (see :meth:`handshake`)."""
+        if self._remote_socket is None or spec.curve_public_key is None:
+            session = BotSession(spec=spec, token="", remote=True)
+            session.closed = True
+            session.handshake_fault = Fault(
+                FaultKind.HANDSHAKE,
+                -1,
+                spec.name,
+                "a remote bot needs a public key and a referee listening on tcp with CurveZMQ",
+            )
+            return session
+        session = BotSession(spec=spec, token="", remote=True)
+        self._awaiting_keys[spec.curve_public_key] = session
+        return session
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -157,6 +226,8 @@ class BotServer:
                 break
             self._pump(min(remaining, _POLL_SLICE))
         self._awaiting.pop(session.token, None)
+        if session.spec.curve_public_key is not None:
+            self._awaiting_keys.pop(session.spec.curve_public_key, None)
         fault = session.handshake_fault
         if fault is not None and self._rejected_tokens:
             fault = dataclasses.replace(
@@ -175,7 +246,8 @@ class BotServer:
                 self._send(session, {"type": "shutdown", "reason": reason})
         session.closed = True
         if session.identity is not None:
-            self._by_identity.pop(session.identity, None)
+            table = self._by_remote_identity if session.remote else self._by_identity
+            table.pop(session.identity, None)
         self._awaiting.pop(session.token, None)
         if session.process is not None:
             session.process.stop(grace)
@@ -186,6 +258,10 @@ class BotServer:
             return
         self._closed = True
         self._socket.close(0)
+        if self._remote_socket is not None:
+            self._remote_socket.close(0)
+        if self._authenticator is not None:
+            self._authenticator.stop()
         self._context.term()
         shutil.rmtree(self._dir, ignore_errors=True)
 
@@ -208,7 +284,11 @@ class BotServer:
     def request(
         self, session: BotSession, message: dict[str, Any], reply_type: str, timeout_s: float
     ) -> Reply | Fault:
-        """Send a request and wait up to ``timeout_s`` for its reply of type ``reply_type``."""
+        """Send a request and wait up to ``timeout_s`` for its reply of type ``reply_type``.
+
+        With ``reply_type`` ``"error"`` the request is one a bot must refuse (a message of an
+        unknown type, say): its ``error`` is then the expected reply, not a fault.
+        """
         if session.pending_fault is not None:
             return session.pending_fault
         started = time.monotonic()
@@ -251,6 +331,12 @@ class BotServer:
         kind = reply.get("type")
         reply_to = reply.get("reply_to")
         if kind == "error":
+            if reply_to == request_id and reply_type == "error":
+                try:
+                    validate_bot_message(reply)
+                except ProtocolError as error:
+                    return self._fault(session, FaultKind.MALFORMED, str(error))
+                return reply
             if reply_to == request_id:
                 return self._fault(
                     session,
@@ -292,6 +378,8 @@ class BotServer:
     def _pump(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for messages and dispatch all that are waiting; return
         whether any arrived."""
+        if self._poller is not None:
+            return self._pump_both(timeout_s)
         socket = self._socket
         # A blocking receive with a timeout costs far less than building a poller per call.
         timeout_ms = max(0, int(timeout_s * 1000))
@@ -310,12 +398,40 @@ class BotServer:
             self._dispatch(socket.recv_multipart(zmq.NOBLOCK))
         return True
 
-    def _dispatch(self, frames: list[bytes]) -> None:
+    def _pump_both(self, timeout_s: float) -> bool:
+        """The same over the local and the remote socket (only when remote bots are enabled)."""
+        assert self._poller is not None
+        assert self._remote_socket is not None
+        ready = dict(self._poller.poll(max(0, int(timeout_s * 1000))))
+        if not ready:
+            return False
+        for _ in range(4 * _QUEUE_LIMIT):
+            if self._socket in ready:
+                try:
+                    self._dispatch(self._socket.recv_multipart(zmq.NOBLOCK))
+                except zmq.Again:
+                    ready.pop(self._socket)
+            if self._remote_socket in ready:
+                try:
+                    parts = self._remote_socket.recv_multipart(zmq.NOBLOCK, copy=False)
+                except zmq.Again:
+                    ready.pop(self._remote_socket)
+                else:
+                    user = parts[-1].get("User-Id") if len(parts) > 1 else ""
+                    self._dispatch([part.bytes for part in parts], remote_user=str(user or ""))
+            if not ready:
+                break
+        return True
+
+    def _dispatch(self, frames: list[bytes], remote_user: str | None = None) -> None:
         identity = frames[0]
-        session = self._by_identity.get(identity)
+        remote = remote_user is not None
+        table = self._by_remote_identity if remote else self._by_identity
+        session = table.get(identity)
         if session is None:
-            self._stranger(identity, frames[1:])
+            self._stranger(identity, frames[1:], remote_user)
             return
+        session.last_heard = time.monotonic()
         if len(frames) != 2:
             self._note_fault(
                 session, FaultKind.MALFORMED, f"message of {len(frames) - 1} frames (must be 1)"
@@ -342,8 +458,9 @@ class BotServer:
             return
         session.inbox.append(message)
 
-    def _stranger(self, identity: bytes, frames: list[bytes]) -> None:
+    def _stranger(self, identity: bytes, frames: list[bytes], remote_user: str | None) -> None:
         """A message from a peer that has not completed a handshake."""
+        remote = remote_user is not None
         if len(frames) != 1:
             self.stray_messages += 1
             return
@@ -352,23 +469,35 @@ class BotServer:
         except ProtocolError as error:
             self.stray_messages += 1
             if _looks_like_hello(frames[0]):
-                self._reply_stranger(identity, "reject", code="malformed", reason=str(error))
+                self._reply_stranger(
+                    identity, remote, "reject", code="malformed", reason=str(error)
+                )
             return
         if not isinstance(message, Hello):
             self.stray_messages += 1
             return
-        session = self._awaiting.get(message.token)
+        if remote:
+            # CurveZMQ already authenticated the key; ZAP reported it as the User-Id.
+            session = self._awaiting_keys.get(remote_user or "")
+        else:
+            session = self._awaiting.get(message.token)
         if session is None:
             self._reply_stranger(
-                identity, "reject", reply_to=message.id, code="auth", reason="unknown token"
+                identity,
+                remote,
+                "reject",
+                reply_to=message.id,
+                code="auth",
+                reason="unknown key" if remote else "unknown token",
             )
             self.stray_messages += 1
             self._rejected_tokens += 1
             return
-        chosen = negotiate_version(message.versions)
+        chosen = negotiate_version(message.versions, self.supported_versions)
         if chosen is None:
             self._reply_stranger(
                 identity,
+                remote,
                 "reject",
                 reply_to=message.id,
                 code="version",
@@ -378,14 +507,19 @@ class BotServer:
                 session,
                 FaultKind.VERSION,
                 f"bot speaks {', '.join(message.versions)}; "
-                f"referee speaks {', '.join(SUPPORTED_VERSIONS)}",
+                f"referee speaks {', '.join(self.supported_versions)}",
             )
             return
         session.identity = identity
         session.protocol = chosen
         session.hello = message
-        self._by_identity[identity] = session
-        self._awaiting.pop(session.token, None)
+        session.last_heard = time.monotonic()
+        if remote:
+            self._by_remote_identity[identity] = session
+            self._awaiting_keys.pop(remote_user or "", None)
+        else:
+            self._by_identity[identity] = session
+            self._awaiting.pop(session.token, None)
         self._send(
             session,
             {
@@ -398,14 +532,15 @@ class BotServer:
             },
         )
 
-    def _reply_stranger(self, identity: bytes, kind: str, **fields: Any) -> None:
+    def _reply_stranger(self, identity: bytes, remote: bool, kind: str, **fields: Any) -> None:
         message = {"version": PROTOCOL_VERSION, "type": kind, "id": self._take_id()}
         if kind == "reject":
             fields.setdefault("reply_to", None)
-            fields["supported_versions"] = list(SUPPORTED_VERSIONS)
+            fields["supported_versions"] = list(self.supported_versions)
         message.update(fields)
+        socket = self._remote_socket if remote and self._remote_socket else self._socket
         with contextlib.suppress(zmq.ZMQError):
-            self._socket.send_multipart([identity, msgpack.packb(message)], zmq.NOBLOCK)
+            socket.send_multipart([identity, msgpack.packb(message)], zmq.NOBLOCK)
 
     def _take_id(self) -> int:
         self._next_id += 1
@@ -418,8 +553,9 @@ class BotServer:
         message_id = session.next_id
         envelope = {"version": session.protocol or PROTOCOL_VERSION, "id": message_id}
         envelope.update(message)
+        socket = self._remote_socket if session.remote and self._remote_socket else self._socket
         try:
-            self._socket.send_multipart(
+            socket.send_multipart(
                 [session.identity, msgpack.packb(envelope, use_bin_type=True)], zmq.NOBLOCK
             )
         except zmq.ZMQError as error:  # EHOSTUNREACH: the peer is gone; EAGAIN: not reading
@@ -457,6 +593,43 @@ class BotServer:
 
 def _pending_fault(session: BotSession) -> Fault | None:
     return session.pending_fault
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteListener:
+    """Where and with which CurveZMQ key pair (Z85 text) the referee listens for remote bots.
+
+    ``port`` 0 picks a free port; :attr:`BotServer.remote_endpoint` tells which.
+    """
+
+    host: str
+    port: int
+    public_key: str
+    secret_key: str
+
+
+def generate_keys() -> tuple[str, str]:
+    """A new CurveZMQ key pair as Z85 text: (public, secret)."""
+    public, secret = zmq.curve_keypair()
+    return public.decode(), secret.decode()
+
+
+class _KeyCheck:
+    """ZAP callback: admit a CurveZMQ client only if a remote bot with its key is expected or
+    connected."""
+
+    def __init__(self, awaiting: dict[str, BotSession], server: BotServer) -> None:
+        self._awaiting = awaiting
+        self._server = server
+
+    def callback(self, domain: str, key: bytes) -> bool:
+        text = key.decode() if isinstance(key, bytes) else str(key)
+        if text in self._awaiting:
+            return True
+        return any(
+            session.spec.curve_public_key == text
+            for session in list(self._server._by_remote_identity.values())
+        )
 
 
 class _SendError(Exception):

@@ -6,6 +6,7 @@ import typer
 
 from protocol.cli import app as protocol_app
 from referee.cli import app as referee_app
+from referee.conformance_cli import app as conformance_app
 from referee.match_cli import app as match_app
 
 app = typer.Typer(
@@ -16,6 +17,7 @@ app = typer.Typer(
 )
 app.add_typer(referee_app)
 app.add_typer(match_app)
+app.add_typer(conformance_app)
 app.add_typer(protocol_app)
 
 

@@ -5,8 +5,11 @@ purpose. It answers every decision with the first legal action unless told other
 
 KIND is one of: crash, sleep, garbage, huge, wrong_id, illegal, wrong_token, no_hello,
 wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
-slow_pong. The fault
-happens at the N-th decision request (default 1) or at the handshake for handshake faults.
+slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields. The fault
+happens at the N-th decision request (default 1) or at the handshake for handshake faults;
+the last three whenever their message comes: ignore_shutdown stays after ``shutdown``,
+ignore_unknown_type does not answer a message of unknown type, and strict_fields answers
+a ``decide`` holding a field the protocol does not define with an ``error``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,12 @@ import time
 
 import msgpack
 import zmq
+
+#: Every field of a ``decide`` in protocol 1.0 (strict_fields refuses any other).
+DECIDE_FIELDS = {
+    "version", "id", "type", "match_id", "decision", "events", "observation", "legal",
+    "deadline_ms", "bank_ms",
+}  # fmt: skip
 
 
 def main() -> int:
@@ -69,6 +78,8 @@ def main() -> int:
             return 3
         message = msgpack.unpackb(socket.recv(), raw=False)
         kind = message.get("type")
+        if kind == "shutdown" and fault == "ignore_shutdown":
+            continue
         if kind in ("reject", "shutdown"):
             return 0 if kind == "shutdown" else 2
         if kind == "match_start":
@@ -77,6 +88,15 @@ def main() -> int:
             if fault == "slow_pong":
                 time.sleep(0.3)
             send({"type": "pong", "reply_to": message["id"]})
+        elif kind == "decide" and fault == "strict_fields" and set(message) - DECIDE_FIELDS:
+            send(
+                {
+                    "type": "error",
+                    "reply_to": message["id"],
+                    "code": "malformed",
+                    "message": f"unknown fields {sorted(set(message) - DECIDE_FIELDS)}",
+                }
+            )
         elif kind == "decide":
             decisions += 1
             action = message["legal"][0]
@@ -128,7 +148,7 @@ def main() -> int:
                         sys.stderr.write(chunk)
                     sys.stderr.flush()
             send({"type": "act", "reply_to": message["id"], "action": action})
-        elif kind in ("welcome", "match_end", "error"):
+        elif kind in ("welcome", "match_end", "error") or fault == "ignore_unknown_type":
             pass
         else:
             send(
