@@ -31,11 +31,19 @@ def bundled_bot_names() -> list[str]:
 
 
 def resolve_bot(text: str, name: str | None = None) -> BotSpec:
-    """A :class:`BotSpec` for a bundled bot's name (``random``) or a quoted command line
-    (``"python3 my_bot.py --fast"``). ``name`` overrides the name used in records."""
+    """A :class:`BotSpec` for a bundled bot's name (``random``), a quoted command line
+    (``"python3 my_bot.py --fast"``) or a remote bot (``remote:`` and its CurveZMQ public key
+    in Z85). ``name`` overrides the name used in records."""
     text = text.strip()
     if not text:
         raise BotNameError("empty bot: give a bundled bot's name or a command line")
+    if text.startswith("remote:"):
+        key = text.removeprefix("remote:")
+        if len(key) != 40:
+            raise BotNameError(
+                f"a remote bot is 'remote:' and its 40-character Z85 public key, got {text!r}"
+            )
+        return BotSpec(name or f"remote-{key[:8]}", (), curve_public_key=key)
     run = sample_bots_dir() / text / "run"
     if text.isidentifier() and run.is_file():
         return BotSpec(name or text, (str(run),))

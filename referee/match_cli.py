@@ -1,13 +1,16 @@
-"""Command-line commands that play bots against each other: ``match`` and ``replay``."""
+"""Command-line commands that play bots against each other: ``match``, ``replay`` and
+``keygen`` (key pairs for remote bots)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import zmq
 from rich.console import Console
 
 from referee.bundled import BotNameError, resolve_bot
@@ -25,8 +28,9 @@ from referee.records import dumps_line
 from referee.replay import render_records
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.selfplay import derive_seed
+from referee.server import RemoteListener, generate_keys
 
-__all__ = ["app", "match", "replay"]
+__all__ = ["app", "keygen", "match", "replay"]
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -52,6 +56,14 @@ def match(
     logs: Annotated[
         Path | None, typer.Option(file_okay=False, help="Keep each bot's output in this folder.")
     ] = None,
+    listen: Annotated[
+        str | None,
+        typer.Option(help="HOST:PORT on which remote bots (remote:KEY) dial in over CurveZMQ."),
+    ] = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(dir_okay=False, help="The referee's secret key (from aegis-ref keygen)."),
+    ] = None,
     target_score: TargetScoreOption = None,
     cold_margin: ColdMarginOption = None,
     promise_min_bid: PromiseMinBidOption = None,
@@ -74,11 +86,17 @@ def match(
         spec_b = resolve_bot(bot_b, name=f"{spec_b.name}-b")
     control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
     names = (spec_a.name, spec_b.name)
+    remote = _remote_listener(listen, key_file, spec_a.is_remote or spec_b.is_remote)
     wins: Counter[str] = Counter()
     points: Counter[str] = Counter()
     faults: Counter[tuple[str, FaultKind]] = Counter()
     lines: list[str] = []
-    with MatchRunner(options=options, time_control=control, log_dir=logs) as runner:
+    with MatchRunner(options=options, time_control=control, log_dir=logs, remote=remote) as runner:
+        if remote is not None:
+            typer.echo(
+                f"listening for remote bots on {runner.server.remote_endpoint}, "
+                f"referee public key {remote.public_key}"
+            )
         for number in range(1, matches + 1):
             swapped = number % 2 == 0
             specs = [spec_b, spec_a] if swapped else [spec_a, spec_b]
@@ -109,6 +127,50 @@ def match(
             typer.echo(f"cannot write record {record}: {error.strerror or error}", err=True)
             raise typer.Exit(EXIT_UNREADABLE) from None
         typer.echo(f"record: {record}")
+
+
+def _remote_listener(
+    listen: str | None, key_file: Path | None, needed: bool
+) -> RemoteListener | None:
+    if listen is None and key_file is None:
+        if needed:
+            typer.echo("error: a remote bot needs --listen HOST:PORT and --key-file", err=True)
+            raise typer.Exit(EXIT_UNREADABLE)
+        return None
+    if listen is None or key_file is None:
+        typer.echo("error: --listen and --key-file go together", err=True)
+        raise typer.Exit(EXIT_UNREADABLE)
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        typer.echo(f"error: --listen wants HOST:PORT, got {listen!r}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE)
+    try:
+        secret = key_file.read_text(encoding="ascii").strip()
+        public = zmq.curve_public(secret.encode()).decode()
+    except (OSError, ValueError, zmq.ZMQError) as error:
+        typer.echo(f"error: cannot use key file {key_file}: {error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    return RemoteListener(host, int(port), public, secret)
+
+
+@app.command()
+def keygen(
+    path: Annotated[Path, typer.Argument(dir_okay=False, help="Where to write the secret key.")],
+) -> None:
+    """Make a CurveZMQ key pair: the secret key in PATH (mode 600), the public in PATH.pub."""
+    if path.exists():
+        typer.echo(f"error: {path} exists; not overwriting a key", err=True)
+        raise typer.Exit(EXIT_UNREADABLE)
+    public, secret = generate_keys()
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="ascii") as file:
+            file.write(secret + "\n")
+        Path(f"{path}.pub").write_text(public + "\n", encoding="ascii")
+    except OSError as error:
+        typer.echo(f"error: cannot write {path}: {error.strerror or error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    typer.echo(f"secret key: {path}\npublic key: {public} (also in {path}.pub)")
 
 
 def _describe(number: int, report: MatchReport) -> str:
