@@ -104,6 +104,8 @@ def main() -> int:
                 if fault == "crash":
                     print(f"rawbot crashing at decision {decisions}", file=sys.stderr, flush=True)
                     os._exit(9)
+                if fault == "slow_once":
+                    time.sleep(message["deadline_ms"] * 1.5 / 1000)
                 if fault == "sleep":
                     time.sleep(message["deadline_ms"] / 1000 + 2)
                 if fault == "garbage":

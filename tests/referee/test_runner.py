@@ -279,3 +279,23 @@ def test_late_reply_is_discarded(runner: MatchRunner) -> None:
     second = runner.server.request(session, {"type": "ping"}, "pong", timeout_s=2.0)
     assert getattr(second, "message", {}).get("type") == "pong"
     assert session.counters["late_replies"] == 1
+
+
+def test_time_bank_covers_an_overrun_once() -> None:
+    control = TimeControl(decision_ms=200, bank_ms=1000, warmup_ms=3000)
+    slow = rawbot("slow", "--fault", "slow_once", "--at", "2")
+    with MatchRunner(time_control=control) as match_runner:
+        report = match_runner.play([slow, rawbot("good")], seed=1)
+    assert report.faults == []
+    slowest = max(max(timings) for timings in report.timings)
+    assert 250 <= slowest < 1200
+
+
+def test_overrun_beyond_the_bank_times_out() -> None:
+    control = TimeControl(decision_ms=200, bank_ms=20, warmup_ms=3000)
+    slow = rawbot("slow", "--fault", "slow_once", "--at", "2")
+    with MatchRunner(time_control=control) as match_runner:
+        report = match_runner.play([slow, rawbot("good")], seed=1)
+    assert report.forfeit_fault is not None
+    assert report.forfeit_fault.kind is FaultKind.TIMEOUT
+    assert "220 ms" in report.forfeit_fault.detail
