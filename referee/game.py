@@ -243,7 +243,14 @@ def shuffled_deck(rng: random.Random) -> tuple[Card, ...]:
     times faster than ``rng.shuffle``; ``Random.random`` is the same on every platform.
     """
     draw = rng.random
-    return tuple(sorted(DECK, key=lambda _card: draw()))
+    return _ShuffledDeck(sorted(DECK, key=lambda _card: draw()))
+
+
+class _ShuffledDeck(tuple[Card, ...]):
+    """A deck made by :func:`shuffled_deck`, so known to hold each card once: :func:`new_game`
+    skips re-checking it, which would cost more than the shuffle."""
+
+    __slots__ = ()
 
 
 _card_index = attrgetter("index")
@@ -251,6 +258,18 @@ _card_index = attrgetter("index")
 
 def _sorted_hand(cards: Sequence[Card]) -> tuple[Card, ...]:
     return tuple(sorted(cards, key=_card_index))
+
+
+def _checked_deck(cards: Sequence[Card]) -> tuple[Card, ...]:
+    deck = tuple(cards)
+    if set(map(id, deck)) != _CARD_IDS or len(deck) != len(DECK):
+        # Cards are interned, so identity is equality and this also rejects non-cards.
+        distinct = len({id(card) for card in deck if isinstance(card, Card)})
+        raise IllegalActionError(
+            f"a deck must hold each of the 52 cards once; got {len(deck)} items, "
+            f"{distinct} distinct cards"
+        )
+    return deck
 
 
 def new_game(
@@ -262,15 +281,9 @@ def new_game(
     scores_before: tuple[int, int] = (0, 0),
 ) -> GameState:
     """The state after the deal: ``deck`` must hold all 52 cards once, in dealing order."""
-    deck = tuple(deck)
-    if set(map(id, deck)) != _CARD_IDS or len(deck) != len(DECK):
-        # Cards are interned, so identity is equality and this also rejects non-cards.
-        distinct = len({id(card) for card in deck if isinstance(card, Card)})
-        raise IllegalActionError(
-            f"a deck must hold each of the 52 cards once; got {len(deck)} items, "
-            f"{distinct} distinct cards"
-        )
-    if master not in _SEATS:
+    if type(deck) is not _ShuffledDeck:
+        deck = _checked_deck(deck)
+    if isinstance(master, bool) or master not in _SEATS:
         raise IllegalActionError(f"the master must be seat 0 or 1, got {master!r}")
     master = _SEATS[master]
     master_hand = _sorted_hand(deck[:HAND_SIZE])
