@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -35,7 +35,7 @@ from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_ver
 from referee.bots import BotProcess, BotSpec
 from referee.faults import Fault, FaultKind
 
-__all__ = ["SERVER_NAME", "BotServer", "BotSession", "Reply"]
+__all__ = ["SERVER_NAME", "BotServer", "BotSession", "RemoteListener", "Reply", "generate_keys"]
 
 SERVER_NAME = "aegis-ref/0.1"
 #: The socket refuses anything larger outright (dropping the peer); between this and
@@ -478,9 +478,13 @@ class BotServer:
             return
         if remote:
             # CurveZMQ already authenticated the key; ZAP reported it as the User-Id.
-            session = self._awaiting_keys.get(remote_user or "")
+            session = self._awaiting_keys.get(remote_user or "") or self._reconnecting(
+                self._by_remote_identity, lambda known: known.spec.curve_public_key == remote_user
+            )
         else:
-            session = self._awaiting.get(message.token)
+            session = self._awaiting.get(message.token) or self._reconnecting(
+                self._by_identity, lambda known: known.token == message.token
+            )
         if session is None:
             self._reply_stranger(
                 identity,
@@ -531,6 +535,18 @@ class BotServer:
                 "max_message_bytes": MAX_MESSAGE_BYTES,
             },
         )
+
+    def _reconnecting(
+        self, table: dict[bytes, BotSession], is_it: Callable[[BotSession], bool]
+    ) -> BotSession | None:
+        """A connected bot saying hello again from a new connection (its end dropped and
+        reconnected): the session moves to the new identity, nothing else changes."""
+        for old_identity, known in list(table.items()):
+            if is_it(known) and not known.closed:
+                del table[old_identity]
+                known.counters["reconnects"] += 1
+                return known
+        return None
 
     def _reply_stranger(self, identity: bytes, remote: bool, kind: str, **fields: Any) -> None:
         message = {"version": PROTOCOL_VERSION, "type": kind, "id": self._take_id()}

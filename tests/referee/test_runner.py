@@ -299,3 +299,44 @@ def test_overrun_beyond_the_bank_times_out() -> None:
     assert report.forfeit_fault is not None
     assert report.forfeit_fault.kind is FaultKind.TIMEOUT
     assert "220 ms" in report.forfeit_fault.detail
+
+
+_RECONNECTING_BOT = r"""
+import os, zmq, msgpack
+context = zmq.Context()
+for attempt in range(2):
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(os.environ["AEGIS_ENDPOINT"])
+    socket.send(msgpack.packb({"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"],
+                               "name": "again", "token": os.environ["AEGIS_TOKEN"]}))
+    assert msgpack.unpackb(socket.recv())["type"] == "welcome"
+    if attempt == 0:
+        socket.close(0)  # as if the connection dropped: say hello again on a new one
+while True:
+    message = msgpack.unpackb(socket.recv())
+    if message["type"] == "ping":
+        socket.send(msgpack.packb({"version": "1.0", "id": 2, "type": "pong",
+                                   "reply_to": message["id"]}))
+    if message["type"] == "shutdown":
+        break
+"""
+
+
+def test_started_bot_that_reconnects_keeps_its_session() -> None:
+    from referee.server import BotServer
+
+    with BotServer() as server:
+        session = server.start_bot(BotSpec("again", (sys.executable, "-c", _RECONNECTING_BOT)))
+        try:
+            assert server.handshake(session, 5.0) is None
+            deadline = time.monotonic() + 5
+            while session.counters["reconnects"] == 0 and time.monotonic() < deadline:
+                server.drain(0.05)
+            assert session.counters["reconnects"] == 1
+            reply = server.request(session, {"type": "ping"}, "pong", 2.0)
+            assert getattr(reply, "message", {}).get("type") == "pong"
+        finally:
+            server.stop_bot(session)
+        assert session.process is not None
+        assert session.process.exit_code() == 0
