@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations, pairwise
 from operator import attrgetter
-from typing import NamedTuple, NoReturn, overload
+from typing import NamedTuple, NoReturn, cast, overload
 
 from referee.actions import PASS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid, play
 from referee.actions import PLAYS as _PLAYS
@@ -283,7 +283,7 @@ def new_game(
     """The state after the deal: ``deck`` must hold all 52 cards once, in dealing order."""
     if type(deck) is not _ShuffledDeck:
         deck = _checked_deck(deck)
-    if isinstance(master, bool) or master not in _SEATS:
+    if isinstance(cast(object, master), bool) or master not in _SEATS:
         raise IllegalActionError(f"the master must be seat 0 or 1, got {master!r}")
     master = _SEATS[master]
     master_hand = _sorted_hand(deck[:HAND_SIZE])

@@ -8,6 +8,7 @@ from protocol.cli import app as protocol_app
 from referee.cli import app as referee_app
 from referee.conformance_cli import app as conformance_app
 from referee.match_cli import app as match_app
+from tournaments.commands import app as tournament_app
 
 app = typer.Typer(
     name="aegis-ref",
@@ -19,6 +20,7 @@ app.add_typer(referee_app)
 app.add_typer(match_app)
 app.add_typer(conformance_app)
 app.add_typer(protocol_app)
+app.add_typer(tournament_app)
 
 
 def main() -> None:

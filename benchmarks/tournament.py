@@ -1,0 +1,286 @@
+"""Tournament throughput and coordinator memory.
+
+(a) Throughput: a round robin of four bundled ``random`` bots (distinct names), default rules,
+    played with concurrency 1, 2 and 3, each into a fresh output directory. Reports
+    matches/s and games/s of each and their ratio to concurrency 1 (target for 2: >= 1.7 on
+    two cores), both over the whole run (worker and bot start-up included) and in steady state
+    (first stored match to last), and the CPU used (this process and its reaped descendants:
+    the workers and their bots). For reference, the same ratio for bare match-runner loops
+    (one MatchRunner per process with two, then four, random bots cycling through their
+    pairs as a tournament worker does; no tournament code at all). The
+    concurrencies alternate over ``--repeat`` rounds and the figures are medians: on a shared
+    machine single runs vary a lot.
+(b) Memory: the coordinator's peak resident set size, its Python heap peak and the heap
+    still in use at the last match after a garbage collection (tracemalloc), for tournaments
+    of 100 and 1,000 matches (five random bots, concurrency 2, target score 5), each in a
+    fresh interpreter. The target is flat: the coordinator keeps a bounded window of matches
+    in flight and reads standings as aggregates, never every result.
+
+    python benchmarks/tournament.py [--matches-per-pair 30] [--max-concurrency 3]
+                                    [--repeat 3] [--sizes 100,1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import io
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Mapping
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from rich.console import Console
+
+from referee.bundled import resolve_bot
+from referee.options import RulesOptions
+from referee.runner import MatchRunner, TimeControl
+from tournaments.config import TournamentSetup
+from tournaments.render import QuietDisplay
+from tournaments.tournament import run_tournament
+
+
+class _Clock(QuietDisplay):
+    """A quiet display that notes when the first and last matches were stored."""
+
+    def __init__(self) -> None:
+        super().__init__(Console(file=io.StringIO()))
+        self.first: float | None = None
+        self.last: float | None = None
+        self.games = 0
+        self.games_after_first = 0
+
+    def match_stored(self, row: Mapping[str, Any]) -> None:
+        super().match_stored(row)
+        now = time.perf_counter()
+        self.games += int(row["games"])
+        if self.first is None:
+            self.first = now
+        else:
+            self.games_after_first += int(row["games"])
+        self.last = now
+
+
+def _setup(
+    bots: int, matches_per_pair: int, concurrency: int, output: Path, rules: RulesOptions
+) -> TournamentSetup:
+    return TournamentSetup(
+        name=f"bench-{bots}x{matches_per_pair}-c{concurrency}",
+        bots=tuple(resolve_bot("random", f"random-{index}") for index in range(1, bots + 1)),
+        format="round_robin",
+        gauntlet=(),
+        matches_per_pair=matches_per_pair,
+        options=rules,
+        time_control=TimeControl(decision_ms=1000, warmup_ms=10000),
+        concurrency=concurrency,
+        seed=1,
+        output=output,
+    )
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of every reaped descendant: the workers, and through
+    them the bots (the pool reaps its workers when it shuts down)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def throughput(matches_per_pair: int, concurrency: int) -> dict[str, float]:
+    """Play the four-bot round robin; matches/s and games/s overall and in steady state."""
+    with tempfile.TemporaryDirectory(prefix="aegis-bench-") as folder:
+        setup = _setup(4, matches_per_pair, concurrency, Path(folder) / "out", RulesOptions())
+        clock = _Clock()
+        before = _cpu_seconds()
+        started = time.perf_counter()
+        summary, _ = run_tournament(setup, display=clock)
+        elapsed = time.perf_counter() - started
+        cpu = _cpu_seconds() - before
+    assert summary.complete
+    assert clock.first is not None
+    assert clock.last is not None
+    steady = clock.last - clock.first
+    return {
+        "matches": summary.played,
+        "games": clock.games,
+        "seconds": elapsed,
+        "matches_per_s": summary.played / elapsed,
+        "games_per_s": clock.games / elapsed,
+        "steady_matches_per_s": (summary.played - 1) / steady,
+        "steady_games_per_s": clock.games_after_first / steady,
+        "cores_used": cpu / elapsed,
+        "cpu_ms_per_game": 1000 * cpu / clock.games,
+    }
+
+
+class _HeapProbe(_Clock):
+    """At the last match: collect garbage and note the Python heap still in use."""
+
+    def __init__(self, matches: int) -> None:
+        super().__init__()
+        self.matches = matches
+        self.stored = 0
+        self.retained = 0
+
+    def match_stored(self, row: Mapping[str, Any]) -> None:
+        super().match_stored(row)
+        self.stored += 1
+        if self.stored == self.matches:
+            gc.collect()
+            self.retained = tracemalloc.get_traced_memory()[0]
+
+
+def _runner_loop(seconds: float, bots: int, results: Any) -> None:
+    """Play matches with a bare MatchRunner among ``bots`` random bots, cycling through every
+    ordered pair as a tournament worker does; put games/s."""
+    with MatchRunner(time_control=TimeControl(decision_ms=1000, warmup_ms=10000)) as runner:
+        specs = [resolve_bot("random", f"random-{index}") for index in range(bots)]
+        pairs = [[first, second] for first in specs for second in specs if first is not second]
+        for pair in pairs:
+            runner.play(pair, 0)  # start every bot before the clock
+        games = number = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            number += 1
+            games += len(runner.play(pairs[number % len(pairs)], number).games)
+        results.put(games / (time.perf_counter() - started))
+
+
+def runner_baseline(processes: int, bots: int, seconds: float) -> float:
+    """Games/s of ``processes`` bare match-runner loops side by side, each with its own
+    ``bots`` random bots: no tournament code at all."""
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    workers = [
+        context.Process(target=_runner_loop, args=(seconds, bots, results))
+        for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    rates = [results.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    return float(sum(rates))
+
+
+def memory_run(matches: int) -> dict[str, float]:
+    """In this (fresh) interpreter: a five-bot round robin of ``matches`` matches; the
+    coordinator's peak RSS and Python heap peak."""
+    pairs = 10
+    if matches % (2 * pairs):
+        raise SystemExit(f"--memory-run needs a multiple of {2 * pairs} matches")
+    with tempfile.TemporaryDirectory(prefix="aegis-bench-") as folder:
+        setup = _setup(5, matches // pairs, 2, Path(folder) / "out", RulesOptions(target_score=5))
+        baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        tracemalloc.start()
+        started = time.perf_counter()
+        probe = _HeapProbe(matches)
+        summary, _ = run_tournament(setup, display=probe)
+        elapsed = time.perf_counter() - started
+        _, heap_peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert summary.played == matches
+    return {
+        "matches": matches,
+        "seconds": elapsed,
+        "rss_before_mb": baseline / 1024,
+        "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "heap_peak_mb": heap_peak / 2**20,
+        "heap_retained_mb": probe.retained / 2**20,
+    }
+
+
+def main() -> None:
+    """Run (a) and (b) and print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches-per-pair", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of (a)")
+    parser.add_argument("--sizes", default="100,1000", help="match counts for (b)")
+    parser.add_argument(
+        "--max-concurrency", type=int, default=3, help="(a) runs concurrency 1 to this"
+    )
+    parser.add_argument("--memory-run", type=int, help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.memory_run:
+        print(json.dumps(memory_run(arguments.memory_run)))
+        return
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, {platform.machine()}, load average before the run "
+        f"{os.getloadavg()[0]:.2f} (other work on the machine competes for the cores)"
+    )
+    concurrencies = range(1, arguments.max_concurrency + 1)
+    # Rounds alternate the concurrencies so that a burst of other work on the machine hits
+    # them alike; the figures are medians over the rounds.
+    runs: dict[int, list[dict[str, float]]] = {concurrency: [] for concurrency in concurrencies}
+    bare: dict[tuple[int, int], list[float]] = {
+        (processes, bots): [] for bots in (2, 4) for processes in (1, 2)
+    }
+    for _ in range(arguments.repeat):
+        for concurrency in concurrencies:
+            runs[concurrency].append(throughput(arguments.matches_per_pair, concurrency))
+        for processes, bots in bare:
+            bare[processes, bots].append(runner_baseline(processes, bots, 3.0))
+    for concurrency, results in runs.items():
+        middle = {key: median(result[key] for result in results) for key in results[0]}
+        print(
+            f"(a) concurrency {concurrency}: {middle['matches']:.0f} matches, "
+            f"{middle['games']:.0f} games in {middle['seconds']:.2f} s: "
+            f"{middle['matches_per_s']:.1f} matches/s, {middle['games_per_s']:.0f} games/s; "
+            f"steady state {middle['steady_matches_per_s']:.1f} matches/s, "
+            f"{middle['steady_games_per_s']:.0f} games/s; CPU {middle['cores_used']:.2f} cores "
+            f"busy, {middle['cpu_ms_per_game']:.2f} CPU ms per game"
+        )
+    for concurrency in list(concurrencies)[1:]:
+        overall = [
+            run["games_per_s"] / one["games_per_s"]
+            for run, one in zip(runs[concurrency], runs[1], strict=True)
+        ]
+        steady = [
+            run["steady_games_per_s"] / one["steady_games_per_s"]
+            for run, one in zip(runs[concurrency], runs[1], strict=True)
+        ]
+        print(
+            f"    ratio {concurrency}/1 (games/s), median of {arguments.repeat} rounds: "
+            f"{median(overall):.2f}x overall, {median(steady):.2f}x steady state "
+            f"(rounds: {', '.join(f'{value:.2f}' for value in steady)})"
+        )
+    for bots in (2, 4):
+        one_process, two_processes = bare[1, bots], bare[2, bots]
+        ratios = [two / one for one, two in zip(one_process, two_processes, strict=True)]
+        print(
+            f"    baseline, bare MatchRunner loops with {bots} random bots each (no tournament "
+            f"code): 1 process {median(one_process):.0f} games/s, 2 processes "
+            f"{median(two_processes):.0f} games/s: {median(ratios):.2f}x "
+            f"(rounds: {', '.join(f'{value:.2f}' for value in ratios)})"
+        )
+    for size in (int(text) for text in arguments.sizes.split(",")):
+        output = subprocess.run(
+            [sys.executable, __file__, "--memory-run", str(size)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        memory = json.loads(output.strip().splitlines()[-1])
+        print(
+            f"(b) {size} matches in {memory['seconds']:.1f} s: coordinator RSS "
+            f"{memory['rss_before_mb']:.1f} MB before the run, peak {memory['rss_peak_mb']:.1f} "
+            f"MB; Python heap peak {memory['heap_peak_mb']:.2f} MB, in use after a garbage "
+            f"collection at the last match {memory['heap_retained_mb']:.2f} MB"
+        )
+
+
+if __name__ == "__main__":
+    main()

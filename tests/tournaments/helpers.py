@@ -1,0 +1,116 @@
+"""Shared helpers of the tournament tests: rawbot configs, the CLI, bot processes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
+#: The installed console script, next to the interpreter running the tests.
+AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
+#: Short matches: a few games each.
+FAST_RULES = {"target_score": 5, "cold_margin": 3}
+
+
+def rawbot_entry(name: str, marker: str, *arguments: str) -> dict[str, object]:
+    """A config entry for rawbot.py (first legal action) carrying ``marker`` in its env."""
+    return {
+        "name": name,
+        "command": [sys.executable, str(RAWBOT), "--name", name, *arguments],
+        "env": {"AEGIS_TEST_MARKER": marker},
+    }
+
+
+def write_config(
+    directory: Path,
+    names: Sequence[str],
+    *,
+    marker: str | None = None,
+    file_name: str = "config.yaml",
+    **settings: object,
+) -> tuple[Path, str]:
+    """Write a config of rawbots into ``directory``; return its path and the bots' marker."""
+    marker = marker or uuid.uuid4().hex
+    data: dict[str, object] = {
+        "name": "test",
+        "bots": [rawbot_entry(name, marker) for name in names],
+        "rules": dict(FAST_RULES),
+        "time_control": {"decision_ms": 2000, "warmup_ms": 10000},
+        "seed": 11,
+    }
+    data.update(settings)
+    path = directory / file_name
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path, marker
+
+
+def processes_with_marker(marker: str) -> list[int]:
+    """Pids of live processes whose environment carries ``AEGIS_TEST_MARKER=marker``."""
+    needle = f"AEGIS_TEST_MARKER={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environment = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and needle in environment.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def wait_no_processes(marker: str, timeout: float = 10.0) -> list[int]:
+    """Wait until no process carries ``marker``; return those still alive at the timeout."""
+    deadline = time.monotonic() + timeout
+    alive = processes_with_marker(marker)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = processes_with_marker(marker)
+    return alive
+
+
+def run_cli(*arguments: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``aegis-ref`` with these arguments and wait for it."""
+    return subprocess.run(
+        [str(AEGIS_REF), *arguments],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+
+
+def stored_count(database: Path) -> int:
+    """Matches stored so far (0 while the store does not exist yet)."""
+    if not database.exists():
+        return 0
+    try:
+        connection = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return 0
+    try:
+        return int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        connection.close()
+
+
+def winners(database: Path) -> dict[str, str | None]:
+    """Each stored match's winner by match id."""
+    connection = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+    try:
+        return dict(connection.execute("SELECT match_id, winner FROM results").fetchall())
+    finally:
+        connection.close()

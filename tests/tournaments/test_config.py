@@ -1,0 +1,257 @@
+"""Config files: what resolves to what, and errors that name the line, the key and the value."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from referee.bundled import bundled_bot_names, sample_bots_dir
+from referee.options import RulesOptions
+from referee.runner import TimeControl
+from referee.selfplay import derive_seed
+from tournaments.config import TournamentSetup, load_config
+from tournaments.errors import ConfigError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "tournaments" / "examples"
+
+
+def load(tmp_path: Path, text: str) -> TournamentSetup:
+    """Write ``text`` as config.yaml in ``tmp_path`` and load it."""
+    path = tmp_path / "config.yaml"
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return load_config(path)
+
+
+def errors(tmp_path: Path, text: str) -> list[str]:
+    """The error lines of a config that must fail, without the directory."""
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, text)
+    return [str(issue).removeprefix(f"{tmp_path}/") for issue in caught.value.issues]
+
+
+def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
+    setup = load(
+        tmp_path,
+        """
+        name: mini
+        bots:
+          - {name: a, command: random}
+          - {name: b, command: first}
+        """,
+    )
+    assert setup.bot_names == ("a", "b")
+    assert setup.bots[0].command == (str(sample_bots_dir() / "random" / "run"),)
+    assert setup.bots[1].command == (str(sample_bots_dir() / "first" / "run"),)
+    assert setup.format == "round_robin"
+    assert setup.matches_per_pair == 2
+    assert setup.options == RulesOptions()
+    assert setup.time_control == TimeControl()
+    assert setup.concurrency == 1
+    assert setup.seed == 1
+    assert setup.output == Path("results/mini")
+    assert setup.anchor is None
+    assert setup.bots[0].env["AEGIS_SEED"] == str(derive_seed(1, "bot", "a"))
+
+
+def test_commands_and_paths_resolve_against_the_config_directory(tmp_path: Path) -> None:
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    program = bots / "alpha"
+    program.write_text("#!/bin/sh\n", encoding="utf-8")
+    program.chmod(0o755)
+    (tmp_path / "work").mkdir()
+    setup = load(
+        tmp_path,
+        f"""
+        name: paths
+        bots:
+          - name: alpha
+            command: ./bots/alpha --fast "two words"
+          - name: beta
+            command: [{sys.executable}, bots/beta.py]
+            env: {{AEGIS_SEED: "5", LEVEL: "3"}}
+            limits: {{cpu_seconds: 10, address_space_mb: null}}
+          - name: gamma
+            command: ../bots/alpha
+            cwd: work
+        rules: {{target_score: 7}}
+        time_control: {{decision_ms: 50, bank_ms: 1000, warmup_ms: 0}}
+        matches_per_pair: 4
+        concurrency: 3
+        seed: 99
+        output: out/here
+        anchor: beta
+        """,
+    )
+    alpha, beta, gamma = setup.bots
+    assert alpha.command == (str(program), "--fast", "two words")
+    assert alpha.cwd == str(tmp_path.resolve())
+    assert beta.command == (sys.executable, "bots/beta.py")
+    assert beta.env == {"AEGIS_SEED": "5", "LEVEL": "3"}
+    assert beta.limits.cpu_seconds == 10
+    assert beta.limits.address_space_mb is None
+    assert beta.limits.open_files == 256
+    assert gamma.cwd == str((tmp_path / "work").resolve())
+    assert os.path.samefile(gamma.command[0], program)
+    assert setup.options == RulesOptions(target_score=7)
+    assert setup.time_control == TimeControl(50, 1000, 0)
+    assert (setup.matches_per_pair, setup.concurrency, setup.seed) == (4, 3, 99)
+    assert setup.output == Path("out/here")
+    assert setup.anchor == "beta"
+    overridden = setup.with_overrides(output=Path("/elsewhere"), concurrency=1)
+    assert (overridden.output, overridden.concurrency) == (Path("/elsewhere"), 1)
+
+
+def test_gauntlet(tmp_path: Path) -> None:
+    setup = load(
+        tmp_path,
+        """
+        name: g
+        bots: [{name: a, command: first}, {name: b, command: random}, {name: c, command: random}]
+        format: gauntlet
+        gauntlet: [a]
+        """,
+    )
+    assert (setup.format, setup.gauntlet) == ("gauntlet", ("a",))
+
+
+def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
+    found = errors(
+        tmp_path,
+        """
+        name: bad
+        bots:
+          - name: alpha
+            command: random
+          - name: beta
+            command: 42
+          - name: gamma
+            comand: random
+        format: swiss
+        time_control:
+          decision_ms: fast
+        colour: blue
+        """,
+    )
+    assert found == [
+        "config.yaml:6: bots[1].command: must be a bundled bot's name, a command line string or "
+        "a non-empty list of strings, got 42",
+        "config.yaml:8: bots[2].comand: unknown key; known keys here: name, command, "
+        "remote_key, cwd, env, limits",
+        "config.yaml:9: format: should be 'round_robin' or 'gauntlet', got 'swiss'",
+        "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
+        "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
+        "matches_per_pair, rules, time_control, concurrency, seed, output, anchor",
+    ]
+
+
+def test_cross_checks_name_line_key_and_value(tmp_path: Path) -> None:
+    found = errors(
+        tmp_path,
+        """
+        name: bad
+        bots:
+          - name: alpha
+            command: random
+          - name: alpha
+            command: ./missing-bot
+          - name: beta
+            command: [no-such-program-anywhere, --x]
+        format: gauntlet
+        gauntlet: [alpha, zeta]
+        matches_per_pair: 3
+        rules: {target_score: 0, jokers: 2}
+        anchor: nobody
+        """,
+    )
+    assert found == [
+        "config.yaml:5: bots[1].name: duplicate bot name 'alpha' (also bots[0])",
+        f"config.yaml:6: bots[1].command: program './missing-bot' does not exist (looked for "
+        f"{tmp_path.resolve()}/missing-bot)",
+        "config.yaml:8: bots[2].command: 'no-such-program-anywhere' is neither a bundled bot "
+        f"({', '.join(bundled_bot_names())}) nor a program on PATH",
+        "config.yaml:10: gauntlet[1]: unknown bot 'zeta'; bots: alpha, beta",
+        "config.yaml:11: matches_per_pair: 3 is odd: matches come in duplicate pairs (same "
+        "seed, seats swapped), so give an even number such as 4",
+        "config.yaml:12: rules.target_score: rules option target_score must be between 1 and "
+        "1000, got 0",
+        "config.yaml:12: rules.jokers: unknown rules option; known: target_score, cold_margin, "
+        "promise_min_bid, max_exchange_rounds",
+        "config.yaml:13: anchor: unknown bot 'nobody'; bots: alpha, beta",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "config.yaml:1: the file is empty: expected a mapping"),
+        ("- a\n- b\n", "config.yaml:1: a config is a mapping of keys"),
+        ("name: x\nbots: [\n", "config.yaml:3: not valid YAML"),
+        ("name: x\nname: y\n", "config.yaml:2: name: key given twice (first on line 1)"),
+        (
+            "name: x\nbots:\n  - {command: random}\n  - {name: b, command: random}\n",
+            "config.yaml:3: bots[0]: missing required key 'name'",
+        ),
+        (
+            "name: x\nbots: [{name: a, command: random}]\n",
+            "config.yaml:2: bots: should have at least 2 items after validation, not 1",
+        ),
+        (
+            "name: x\nbots:\n  - {name: a b, command: random}\n  - {name: b, command: random}\n",
+            "config.yaml:3: bots[0].name: a bot name is 1 to 64 letters",
+        ),
+        (
+            "name: x\nbots:\n  - {name: a}\n  - {name: b, command: random}\n",
+            "config.yaml:3: bots[0]: give exactly one of 'command' (a bot to start) or "
+            "'remote_key'",
+        ),
+        (
+            "name: x\nbots: [{name: a, command: random}, {name: b, command: random}]\n"
+            "gauntlet: [a]\n",
+            "config.yaml:3: gauntlet: only used with format: gauntlet",
+        ),
+        (
+            "name: x\nbots: [{name: a, command: random}, {name: b, command: random}]\n"
+            "format: gauntlet\n",
+            "config.yaml:3: format: format gauntlet needs a 'gauntlet' list",
+        ),
+        (
+            "name: x\nbots: [{name: a, command: random}, {name: b, command: random}]\n"
+            "concurrency: 0\n",
+            "config.yaml:3: concurrency: should be greater than or equal to 1, got 0",
+        ),
+        (
+            "name: x\nbots: [{name: a, command: random}, {name: b, command: random}]\n"
+            "matches_per_pair: true\n",
+            "config.yaml:3: matches_per_pair: should be a valid integer, got true",
+        ),
+        (
+            "name: x\nbots: [{name: a, command: random}, {name: b, command: 'x \"y'}]\n",
+            "config.yaml:2: bots[1].command: cannot split the command line",
+        ),
+    ],
+)
+def test_single_errors(tmp_path: Path, text: str, expected: str) -> None:
+    found = errors(tmp_path, text)
+    assert len(found) == 1, found
+    assert found[0].startswith(expected), found
+
+
+def test_unreadable_config(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the config: No such file"):
+        load_config(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize("name", ["demo", "gauntlet", "reference"])
+def test_examples_load(name: str) -> None:
+    setup = load_config(EXAMPLES / f"{name}.yaml")
+    assert len(setup.bots) >= 2
+
+
+def test_demo_uses_bundled_bots() -> None:
+    setup = load_config(EXAMPLES / "demo.yaml")
+    assert {Path(spec.command[0]).parent.name for spec in setup.bots} == {"random", "first"}

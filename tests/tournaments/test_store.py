@@ -1,0 +1,181 @@
+"""The results store: real SQLite files, idempotent inserts, meta checks, the lock."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.tournaments.stored import new_store, row, store_match
+from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
+from tournaments.schedule import schedule
+from tournaments.store import (
+    add_schedule,
+    count_results,
+    count_scheduled,
+    ensure_meta,
+    is_stored,
+    iter_results,
+    lock_output,
+    open_store,
+    read_meta,
+    record_path,
+    remove_stale_temporaries,
+    result_groups,
+    save_result,
+    stored_bot_names,
+    write_record,
+)
+
+
+def test_new_store_is_wal_with_its_tables(tmp_path: Path) -> None:
+    connection = new_store(tmp_path / "out", ["a", "b"])
+    try:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        assert {"meta", "bots", "schedule", "results"} <= tables
+        assert (tmp_path / "out" / "records").is_dir()
+        assert stored_bot_names(connection) == ["a", "b"]
+        meta = read_meta(connection)
+        assert meta is not None
+        assert (meta.name, meta.rules, meta.seed) == ("synthetic", {"target_score": 25}, 1)
+    finally:
+        connection.close()
+
+
+def test_a_match_is_stored_once(tmp_path: Path) -> None:
+    connection = new_store(tmp_path, ["a", "b"])
+    try:
+        identifier = store_match(connection, 1, ("a", "b"), 0)
+        assert is_stored(connection, identifier)
+        assert not save_result(connection, row(identifier, ("a", "b"), 1))
+        assert count_results(connection) == 1
+        assert [result["winner"] for result in iter_results(connection)] == ["a"]
+        # The primary key refuses a second row even without OR IGNORE.
+        with pytest.raises(sqlite3.IntegrityError):
+            connection.execute(
+                "INSERT INTO results SELECT * FROM results WHERE match_id = ?", (identifier,)
+            )
+        with pytest.raises(ValueError, match="lacks"):
+            save_result(connection, {"match_id": "x"})
+    finally:
+        connection.close()
+
+
+def test_schedule_is_added_once(tmp_path: Path) -> None:
+    connection = new_store(tmp_path, ["a", "b", "c"])
+    try:
+        assert add_schedule(connection, schedule(["a", "b"], matches_per_pair=4)) == 4
+        assert add_schedule(connection, schedule(["a", "b"], matches_per_pair=4)) == 0
+        assert add_schedule(connection, schedule(["a", "b", "c"], matches_per_pair=4)) == 8
+        assert count_scheduled(connection) == 12
+    finally:
+        connection.close()
+
+
+def test_changed_settings_are_refused(tmp_path: Path) -> None:
+    connection = new_store(tmp_path, ["a", "b"], rules={"target_score": 5})
+    try:
+        settings: dict[str, Any] = {
+            "rules": {"target_score": 5},
+            "time_control": {"decision_ms": 1000},
+            "seed": 1,
+        }
+        ensure_meta(connection, name="renamed", anchor="a", directory=tmp_path, **settings)
+        meta = read_meta(connection)
+        assert meta is not None
+        assert (meta.name, meta.anchor) == ("renamed", "a")
+        with pytest.raises(StoreMismatchError, match=r"rules\.target_score: stored 5, config 7"):
+            ensure_meta(
+                connection,
+                name="x",
+                anchor=None,
+                directory=tmp_path,
+                **(settings | {"rules": {"target_score": 7}}),
+            )
+        with pytest.raises(StoreMismatchError, match=r"time_control\.decision_ms: stored 1000"):
+            ensure_meta(
+                connection,
+                name="x",
+                anchor=None,
+                directory=tmp_path,
+                **(settings | {"time_control": {"decision_ms": 10}}),
+            )
+        with pytest.raises(StoreMismatchError, match="seed: stored 1, config 2"):
+            ensure_meta(
+                connection, name="x", anchor=None, directory=tmp_path, **(settings | {"seed": 2})
+            )
+    finally:
+        connection.close()
+
+
+def test_read_only_store_reads_during_writes(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"no results\.sqlite"):
+        open_store(tmp_path / "nothing", read_only=True)
+    writer = new_store(tmp_path, ["a", "b"])
+    try:
+        store_match(writer, 1, ("a", "b"), 0)
+        reader = open_store(tmp_path, read_only=True)
+        try:
+            assert count_results(reader) == 1
+            store_match(writer, 1, ("b", "a"), 1)
+            assert count_results(reader) == 2
+            with pytest.raises(sqlite3.OperationalError):
+                reader.execute("DELETE FROM results")
+        finally:
+            reader.close()
+    finally:
+        writer.close()
+
+
+def test_not_a_store(tmp_path: Path) -> None:
+    (tmp_path / "results.sqlite").write_bytes(b"this is not a database, not at all......" * 4)
+    with pytest.raises(StoreError):
+        open_store(tmp_path, read_only=True)
+
+
+def test_one_writer_at_a_time(tmp_path: Path) -> None:
+    with (
+        lock_output(tmp_path),
+        pytest.raises(StoreLockedError, match="in use by another"),
+        lock_output(tmp_path),
+    ):
+        pass
+    with lock_output(tmp_path):  # released
+        pass
+
+
+def test_records_are_written_atomically(tmp_path: Path) -> None:
+    connection = new_store(tmp_path, ["a", "b"])
+    connection.close()
+    path = record_path(tmp_path, "r0001-a+b")
+    write_record(path, ['{"type":"match_start"}', '{"type":"match_end"}'])
+    assert path.read_text() == '{"type":"match_start"}\n{"type":"match_end"}\n'
+    write_record(path, ["{}"])
+    assert path.read_text() == "{}\n"
+    assert [entry.name for entry in path.parent.iterdir()] == [path.name]
+    (path.parent / ".match-r0002-a+b.jsonl.1234abcd.tmp").write_text("half")
+    assert remove_stale_temporaries(tmp_path) == 1
+    assert [entry.name for entry in path.parent.iterdir()] == [path.name]
+
+
+def test_result_groups_sum_by_seats_and_outcome(tmp_path: Path) -> None:
+    connection = new_store(tmp_path, ["a", "b"])
+    try:
+        store_match(connection, 1, ("a", "b"), 0, scores=(25, 3), games=5, games_won=(4, 1))
+        store_match(connection, 2, ("a", "b"), 0, scores=(26, 9), games=7, games_won=(5, 2))
+        store_match(connection, 1, ("b", "a"), 1, forfeit=(0, "timeout"))
+        store_match(connection, 2, ("b", "a"), None)
+        groups = list(result_groups(connection))
+    finally:
+        connection.close()
+    assert [(group.seats, group.winner_seat, group.matches) for group in groups] == [
+        (("a", "b"), 0, 2),
+        (("b", "a"), None, 1),
+        (("b", "a"), 1, 1),
+    ]
+    first = groups[0]
+    assert (first.games, first.games_won, first.scores) == (12, (9, 3), (51, 12))
+    assert (groups[2].forfeit_seat, groups[2].forfeit_kind) == (0, "timeout")

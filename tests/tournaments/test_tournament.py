@@ -1,0 +1,372 @@
+"""Whole tournaments with real bot processes (rawbot.py), real SQLite files and real
+interruptions: SIGKILL and SIGINT of the ``aegis-ref tournament`` process, then a resume."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+import yaml
+from rich.console import Console
+
+from referee.records import verify_lines
+from tests.tournaments.helpers import (
+    AEGIS_REF,
+    RAWBOT,
+    rawbot_entry,
+    run_cli,
+    stored_count,
+    wait_no_processes,
+    winners,
+    write_config,
+)
+from tournaments.config import load_config
+from tournaments.errors import StoreMismatchError, TournamentError
+from tournaments.render import QuietDisplay
+from tournaments.standings import load_standings
+from tournaments.store import open_store
+from tournaments.tournament import run_tournament
+
+T = TypeVar("T")
+
+
+def quiet() -> QuietDisplay:
+    """A display that prints into a buffer."""
+    return QuietDisplay(Console(file=io.StringIO()))
+
+
+def rows(database: Path) -> dict[str, dict[str, object]]:
+    """Every stored row by match id."""
+    connection = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    try:
+        return {row["match_id"]: dict(row) for row in connection.execute("SELECT * FROM results")}
+    finally:
+        connection.close()
+
+
+def test_a_whole_tournament(tmp_path: Path) -> None:
+    """Every match stored once with a verifiable record; duplicate pairs deal the same cards;
+    a crashing bot forfeits; no bot process outlives the run."""
+    config, marker = write_config(
+        tmp_path, ["alpha", "beta", "gamma"], matches_per_pair=2, concurrency=2
+    )
+    data = yaml.safe_load(config.read_text())
+    data["bots"].append(rawbot_entry("crasher", marker, "--fault", "crash", "--at", "2"))
+    config.write_text(yaml.safe_dump(data))
+    setup = load_config(config).with_overrides(output=tmp_path / "out")
+    summary, standings = run_tournament(setup, display=quiet())
+    assert wait_no_processes(marker, timeout=2) == []
+    assert (summary.total, summary.stored_before, summary.played) == (12, 0, 12)
+    assert summary.complete
+    assert not summary.interrupted
+    assert summary.failure is None
+    stored = rows(tmp_path / "out" / "results.sqlite")
+    assert len(stored) == 12
+    for match_id, row in stored.items():
+        record = tmp_path / "out" / str(row["record_path"])
+        assert record.name == f"match-{match_id}.jsonl"
+        with record.open("rb") as stream:
+            report = verify_lines(enumerate(stream, 1))
+        assert report.ok, (match_id, report.disagreement)
+        if "crasher" in (row["seat0"], row["seat1"]):
+            assert row["forfeit_bot"] == "crasher"
+            assert row["forfeit_kind"] == "crash"
+            assert row["winner"] != "crasher"
+        else:
+            assert row["forfeit_kind"] is None
+    assert sorted(path.name for path in (tmp_path / "out" / "records").iterdir()) == sorted(
+        f"match-{match_id}.jsonl" for match_id in stored
+    )
+    # Duplicate play: the same seed with the seats swapped deals the same decks.
+    first, second = (
+        [
+            json.loads(line)
+            for line in (tmp_path / "out" / "records" / name).read_text().splitlines()
+        ]
+        for name in ("match-r0001-alpha+beta.jsonl", "match-r0001-beta+alpha.jsonl")
+    )
+    assert first[0]["seed"] == second[0]["seed"]
+    assert first[0]["players"] == second[0]["players"][::-1]
+    games = min(len(first), len(second)) - 2
+    assert games >= 1
+    assert [line["deck"] for line in first[1 : 1 + games]] == [
+        line["deck"] for line in second[1 : 1 + games]
+    ]
+    assert standings is not None
+    by_name = {row.name: row for row in standings.rows}
+    assert by_name["crasher"].record.forfeits == {"crash": 6}
+    assert by_name["crasher"].record.losses == 6
+    assert standings.rows[-1].name == "crasher"
+
+
+def test_adding_a_bot_plays_only_the_new_pairings(tmp_path: Path) -> None:
+    config, marker = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=2)
+    output = tmp_path / "out"
+    setup = load_config(config).with_overrides(output=output)
+    summary, _ = run_tournament(setup, display=quiet())
+    assert (summary.total, summary.played) == (2, 2)
+    before = rows(output / "results.sqlite")
+    write_config(tmp_path, ["alpha", "beta", "gamma"], marker=marker, matches_per_pair=2)
+    bigger = load_config(config).with_overrides(output=output)
+    summary, standings = run_tournament(bigger, display=quiet())
+    assert (summary.total, summary.stored_before, summary.played) == (6, 2, 4)
+    after = rows(output / "results.sqlite")
+    assert set(after) - set(before) == {
+        "r0001-alpha+gamma",
+        "r0001-gamma+alpha",
+        "r0001-beta+gamma",
+        "r0001-gamma+beta",
+    }
+    for match_id, row in before.items():
+        assert after[match_id] == row  # not played again
+    assert standings is not None
+    assert {row.name for row in standings.rows} == {"alpha", "beta", "gamma"}
+    # Changing the rules under existing results is refused before anything is played.
+    write_config(tmp_path, ["alpha", "beta", "gamma"], marker=marker, rules={"target_score": 6})
+    changed = load_config(config).with_overrides(output=output)
+    with pytest.raises(StoreMismatchError, match=r"rules\.cold_margin: stored 3, config 10"):
+        run_tournament(changed, display=quiet())
+    assert rows(output / "results.sqlite") == after
+    assert wait_no_processes(marker, timeout=2) == []
+
+
+def test_cli_refuses_changed_rules_and_bad_configs(tmp_path: Path) -> None:
+    config, _ = write_config(tmp_path, ["alpha", "beta"])
+    output = tmp_path / "out"
+    connection = open_store(output)
+    try:
+        connection.execute(
+            "INSERT INTO meta VALUES ('config_hash', 'x'), ('rules', '{\"target_score\": 9}'), "
+            "('time_control', '{}'), ('seed', '11')"
+        )
+        connection.commit()
+    finally:
+        connection.close()
+    result = run_cli("tournament", str(config), "--output", str(output), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "holds results played under other settings" in result.stderr
+    assert "rules.target_score: stored 9, config 5" in result.stderr
+    assert "Traceback" not in result.stderr
+    config.write_text("name: bad\nbots:\n  - {name: a, command: random}\n  - {name: a}\n")
+    result = run_cli("tournament", str(config), cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{config}:4: bots[1].name: duplicate bot name 'a' (also bots[0])" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def start(config: Path, output: Path, cwd: Path) -> subprocess.Popen[str]:
+    """Start ``aegis-ref tournament`` in the background, in a process group of its own (as
+    a shell runs a foreground job)."""
+    return subprocess.Popen(
+        [str(AEGIS_REF), "tournament", str(config), "--output", str(output), "--quiet"],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        process_group=0,
+    )
+
+
+def wait_for_some(process: subprocess.Popen[str], database: Path, timeout: float = 60) -> int:
+    """Wait until at least one match is stored (the run still going); return the count."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        count = stored_count(database)
+        if count:
+            return count
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.01)
+    raise AssertionError("no match stored in time")
+
+
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    config, marker = write_config(
+        tmp_path, ["alpha", "beta", "gamma"], matches_per_pair=60, concurrency=2
+    )
+    output = tmp_path / "killed"
+    database = output / "results.sqlite"
+    process = start(config, output, tmp_path)
+    try:
+        wait_for_some(process, database)
+        # The standings can be read while the run writes.
+        connection = open_store(output, read_only=True)
+        try:
+            assert load_standings(connection).matches_played >= 1
+        finally:
+            connection.close()
+    finally:
+        process.kill()
+        process.communicate()
+    assert process.returncode == -signal.SIGKILL
+    stored = stored_count(database)
+    assert 1 <= stored < 180
+    # The orphaned workers notice and take their bots down with them.
+    assert wait_no_processes(marker) == []
+
+    resumed = run_cli("tournament", str(config), "--output", str(output), "--quiet", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"Resuming in {output}: {stored} of 180 matches already stored" in resumed.stdout
+    assert wait_no_processes(marker, timeout=2) == []
+    connection = sqlite3.connect(database)
+    try:
+        ids = [match_id for (match_id,) in connection.execute("SELECT match_id FROM results")]
+        scheduled = {
+            match_id for (match_id,) in connection.execute("SELECT match_id FROM schedule")
+        }
+    finally:
+        connection.close()
+    assert len(ids) == len(set(ids)) == 180
+    assert set(ids) == scheduled
+    records = sorted(path.name for path in (output / "records").iterdir())
+    assert records == sorted(f"match-{match_id}.jsonl" for match_id in ids)
+
+    straight = tmp_path / "straight"
+    clean = run_cli("tournament", str(config), "--output", str(straight), "--quiet", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    assert winners(database) == winners(straight / "results.sqlite")
+    json_killed = run_cli("standings", str(output), "--format", "json", cwd=tmp_path)
+    json_straight = run_cli("standings", str(straight), "--format", "json", cwd=tmp_path)
+    assert json.loads(json_killed.stdout)["bots"] == json.loads(json_straight.stdout)["bots"]
+    assert wait_no_processes(marker, timeout=2) == []
+
+
+def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    config, marker = write_config(
+        tmp_path, ["alpha", "beta", "gamma"], matches_per_pair=100, concurrency=2
+    )
+    output = tmp_path / "out"
+    database = output / "results.sqlite"
+    process = start(config, output, tmp_path)
+    try:
+        wait_for_some(process, database)
+        # Ctrl-C in a terminal signals the whole foreground group: the coordinator and its
+        # workers (the bots run in sessions of their own).
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    stored = stored_count(database)
+    assert stored < 300
+    assert "Stopping: no new matches" in stderr
+    assert f"Interrupted: {stored} of 300 matches stored in {output}." in stderr
+    assert f"play the {300 - stored} still missing" in stderr
+    assert "aegis-ref tournament" in stderr
+    assert "Traceback" not in stderr
+    # A clean stop: the workers stopped their bots before the coordinator exited.
+    assert wait_no_processes(marker, timeout=0.5) == []
+    assert not [path for path in (output / "records").iterdir() if path.name.endswith(".tmp")]
+
+    resumed = run_cli("tournament", str(config), "--output", str(output), "--quiet", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert stored_count(database) == 300
+    assert wait_no_processes(marker, timeout=2) == []
+
+
+def test_missing_bot_program_is_a_config_error(tmp_path: Path) -> None:
+    config, _ = write_config(tmp_path, ["alpha", "beta"])
+    data = yaml.safe_load(config.read_text())
+    data["bots"][1]["command"] = ["./nowhere/bot", str(RAWBOT)]
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = run_cli("tournament", str(config), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "bots[1].command: program './nowhere/bot' does not exist" in result.stderr
+    assert not (tmp_path / "results").exists()
+    assert os.listdir(tmp_path) == ["config.yaml"]
+
+
+def test_live_display_prints_standings_and_crosstable(tmp_path: Path) -> None:
+    config, marker = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=2)
+    result = run_cli(
+        "tournament", str(config), "--output", "out", "--concurrency", "2", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert "2/2 matches stored; this run played" in result.stdout
+    assert "Crosstable: the row bot's wins-losses against the column bot" in result.stdout
+    assert "Done: 2 matches in out; re-print with: aegis-ref standings out" in result.stdout
+    assert stored_count(tmp_path / "out" / "results.sqlite") == 2
+    assert wait_no_processes(marker, timeout=2) == []
+
+
+class FailingExecutor(Executor):
+    """An executor whose every task fails, as a broken worker pool would."""
+
+    def __init__(self) -> None:
+        self.submitted = 0
+
+    def submit(self, fn: Callable[..., T], /, *args: object, **kwargs: object) -> Future[T]:
+        self.submitted += 1
+        future: Future[T] = Future()
+        future.set_exception(RuntimeError("worker lost"))
+        return future
+
+
+def test_a_failing_executor_stops_the_run(tmp_path: Path) -> None:
+    config, _ = write_config(tmp_path, ["alpha", "beta", "gamma"], matches_per_pair=4)
+    setup = load_config(config).with_overrides(output=tmp_path / "out")
+    executor = FailingExecutor()
+    summary, _ = run_tournament(setup, display=quiet(), executor=executor)
+    assert summary.failure is not None
+    assert "failed in its worker: RuntimeError('worker lost')" in summary.failure
+    assert executor.submitted <= 2  # stopped submitting at the first failure
+    assert (summary.played, summary.total) == (0, 12)
+
+
+def test_remote_bots_are_refused_before_playing(tmp_path: Path) -> None:
+    config, _ = write_config(tmp_path, ["alpha"])
+    data = yaml.safe_load(config.read_text())
+    data["bots"].append({"name": "far", "remote_key": "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"})
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    setup = load_config(config).with_overrides(output=tmp_path / "out")
+    assert setup.bots[1].is_remote
+    with pytest.raises(TournamentError, match="far are remote"):
+        run_tournament(setup, display=quiet())
+    assert not (tmp_path / "out").exists()
+
+
+def scheduled_count(database: Path) -> int:
+    """Rows in the schedule table (0 while the store does not exist yet)."""
+    try:
+        connection = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return 0
+    try:
+        return int(connection.execute("SELECT count(*) FROM schedule").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        connection.close()
+
+
+def test_ctrl_c_while_workers_start(tmp_path: Path) -> None:
+    """Ctrl-C while the worker processes are still importing: no traceback from them."""
+    config, marker = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=20, concurrency=2)
+    output = tmp_path / "out"
+    process = start(config, output, tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while not scheduled_count(output / "results.sqlite") and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.15)  # the coordinator has submitted; its workers are booting
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert "Traceback" not in stderr
+    assert process.returncode in (0, 130), stderr
+    assert wait_no_processes(marker, timeout=0.5) == []

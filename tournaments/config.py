@@ -1,0 +1,593 @@
+"""Tournament config files: YAML validated by a pydantic model, errors with line numbers.
+
+:func:`load_config` reads a file, composes its YAML node tree (to know the line of every key
+and value), validates the data with :class:`TournamentConfig` and checks what a model cannot
+(duplicate names, gauntlet names, bot commands, rules options). Every problem is reported at
+once, as ``config.yaml:12: bots[2].command: ...``. The result is a :class:`TournamentSetup`:
+bot specs ready to start, rules options and time control as the match runner takes them.
+
+Keys and defaults are documented on the models below and in ``tournaments/examples/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from referee.bots import BotSpec, ResourceLimits
+from referee.bundled import bundled_bot_names, sample_bots_dir
+from referee.errors import RulesOptionsError
+from referee.options import RulesOptions
+from referee.runner import TimeControl
+from referee.selfplay import derive_seed
+from tournaments.errors import ConfigError, ConfigIssue
+
+__all__ = [
+    "BOT_NAME_PATTERN",
+    "BotConfig",
+    "LimitsConfig",
+    "TimeControlConfig",
+    "TournamentConfig",
+    "TournamentSetup",
+    "load_config",
+    "parse_config",
+]
+
+#: Bot names become parts of file names and match ids (``r0001-alpha+beta``), so they are
+#: kept to letters, digits, ``_``, ``.`` and ``-``; ``+`` separates the two seats in an id.
+BOT_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_Z85_KEY = re.compile(r"[0-9A-Za-z.\-:+=^!/*?&<>()\[\]{}@%$#]{40}")
+_DEFAULT_LIMITS = ResourceLimits()
+_DEFAULT_TIME = TimeControl()
+
+Format = Literal["round_robin", "gauntlet"]
+
+
+class _Model(BaseModel):
+    # Strict: YAML already gives typed values, so "yes" or 1.5 for an integer is a mistake.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class LimitsConfig(_Model):
+    """Resource limits of a started bot (``null``: no limit)."""
+
+    cpu_seconds: int | None = Field(
+        default=_DEFAULT_LIMITS.cpu_seconds,
+        ge=1,
+        description="CPU seconds over the process's life.",
+    )
+    address_space_mb: int | None = Field(
+        default=_DEFAULT_LIMITS.address_space_mb, ge=16, description="Virtual memory cap in MiB."
+    )
+    open_files: int | None = Field(
+        default=_DEFAULT_LIMITS.open_files, ge=16, description="Open file descriptors cap."
+    )
+    log_bytes: int = Field(
+        default=_DEFAULT_LIMITS.log_bytes,
+        ge=0,
+        description="Bytes of the bot's output kept in its log.",
+    )
+
+
+class BotConfig(_Model):
+    """One bot: a name and either a command to start it or the key of a remote bot."""
+
+    name: str = Field(description="Unique name, used in records, standings and match ids.")
+    command: str | list[str] | None = Field(
+        default=None,
+        description="A bundled bot's name (random, first), a command line (split like a "
+        "shell would) or a list of arguments.",
+    )
+    remote_key: str | None = Field(
+        default=None, description="CurveZMQ public key (Z85) of a bot that dials in instead."
+    )
+    cwd: str | None = Field(
+        default=None, description="Working directory; relative to the config file's directory."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Extra environment variables for the bot."
+    )
+    limits: LimitsConfig = LimitsConfig()  # frozen: safe to share
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _check_name(cls, value: object) -> object:
+        if isinstance(value, str) and not BOT_NAME_PATTERN.fullmatch(value):
+            raise ValueError(
+                "a bot name is 1 to 64 letters, digits, '_', '.' or '-', starting with a "
+                "letter or digit"
+            )
+        return value
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _check_command(cls, value: object) -> object:
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+            return value
+        raise ValueError(
+            "must be a bundled bot's name, a command line string or a non-empty list of strings"
+        )
+
+
+class TimeControlConfig(_Model):
+    """The clock of every match (see ``referee.runner.TimeControl``)."""
+
+    decision_ms: int = Field(
+        default=_DEFAULT_TIME.decision_ms, ge=1, description="Per-decision limit."
+    )
+    bank_ms: int | None = Field(
+        default=_DEFAULT_TIME.bank_ms, ge=0, description="Extra time per match to draw on, or null."
+    )
+    warmup_ms: int = Field(
+        default=_DEFAULT_TIME.warmup_ms,
+        ge=0,
+        description="Allowance for the handshake, ready and each bot's first decision.",
+    )
+
+
+class TournamentConfig(_Model):
+    """A tournament config file, as validated (before bot commands are resolved)."""
+
+    name: str = Field(min_length=1, max_length=200, description="The tournament's name.")
+    bots: list[BotConfig] = Field(min_length=2, description="The bots, at least two.")
+    format: Format = Field(
+        default="round_robin",
+        description="round_robin: every pair plays; gauntlet: the bots named in 'gauntlet' "
+        "each play every other bot.",
+    )
+    gauntlet: list[str] | None = Field(default=None, description="Bot names for format: gauntlet.")
+    matches_per_pair: int = Field(
+        default=2,
+        ge=2,
+        description="Matches per pairing; even, since matches come in duplicate pairs "
+        "(same seed, seats swapped).",
+    )
+    rules: dict[str, int] = Field(default_factory=dict, description="Rules options (RULES.md).")
+    time_control: TimeControlConfig = TimeControlConfig()  # frozen: safe to share
+    concurrency: int = Field(
+        default=1, ge=1, le=256, description="Matches played at the same time."
+    )
+    seed: int = Field(default=1, ge=0, description="Master seed of every deal.")
+    output: str | None = Field(
+        default=None,
+        description="Output directory, relative to the current directory; default results/<name>.",
+    )
+    anchor: str | None = Field(
+        default=None, description="A bot whose Elo is fixed at 1500; default: the mean is 1500."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSetup:
+    """A validated config with everything resolved: ready to schedule and play."""
+
+    name: str
+    bots: tuple[BotSpec, ...]
+    format: Format
+    #: The bots that play every other bot (format gauntlet); empty for a round robin.
+    gauntlet: tuple[str, ...]
+    matches_per_pair: int
+    options: RulesOptions
+    time_control: TimeControl
+    concurrency: int
+    seed: int
+    output: Path
+    anchor: str | None = None
+    #: The config file, if the setup came from one.
+    source: Path | None = None
+
+    @property
+    def bot_names(self) -> tuple[str, ...]:
+        """The bots' names in config order."""
+        return tuple(spec.name for spec in self.bots)
+
+    def with_overrides(
+        self, *, output: Path | None = None, concurrency: int | None = None
+    ) -> TournamentSetup:
+        """The same setup with the command line's ``--output`` / ``--concurrency`` applied."""
+        return replace(
+            self,
+            output=self.output if output is None else output,
+            concurrency=self.concurrency if concurrency is None else concurrency,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML with line numbers
+
+_Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Lines:
+    key: int
+    value: int
+
+
+class _PathError(Exception):
+    """A problem found while resolving, located by a data path."""
+
+    def __init__(self, path: _Path, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        #: Where it is, when the path alone cannot say (a key given twice).
+        self.line = line
+
+
+def _compose(text: str, source: str) -> tuple[Any, dict[_Path, _Lines]]:
+    """The YAML document's data and the line of every key and value in it."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise ConfigError([ConfigIssue(source, 1, "", "the file is empty: expected a mapping")])
+        lines: dict[_Path, _Lines] = {}
+        problems: list[_PathError] = []
+        _walk(node, (), node.start_mark.line + 1, lines, problems)
+        if problems:
+            raise ConfigError([_issue(source, lines, problem) for problem in problems])
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = None if mark is None else mark.line + 1
+        problem = " ".join(part for part in (error.context, error.problem) if part)
+        raise ConfigError([ConfigIssue(source, line, "", f"not valid YAML: {problem}")]) from None
+    except yaml.YAMLError as error:
+        raise ConfigError([ConfigIssue(source, None, "", f"not valid YAML: {error}")]) from None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+def _walk(
+    node: yaml.Node,
+    path: _Path,
+    key_line: int,
+    lines: dict[_Path, _Lines],
+    problems: list[_PathError],
+) -> None:
+    lines[path] = _Lines(key_line, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                problems.append(
+                    _PathError((*path, key), f"key given twice (first on line {seen[key]})", line)
+                )
+                continue
+            seen[key] = line
+            _walk(value_node, (*path, key), line, lines, problems)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*path, index), item.start_mark.line + 1, lines, problems)
+
+
+def _show_path(path: _Path) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _show_value(value: object) -> str:
+    text = (
+        repr(value)
+        if isinstance(value, str)
+        else yaml.safe_dump(value, default_flow_style=True, width=1000)
+        .strip()
+        .removesuffix("...")
+        .strip()
+    )
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _issue(
+    source: str, lines: Mapping[_Path, _Lines], problem: _PathError, *, at_key: bool = False
+) -> ConfigIssue:
+    """Locate ``problem``: the line of its value (of its key with ``at_key``), else of the
+    nearest enclosing value."""
+    path = problem.path
+    line = problem.line
+    for length in range(len(path), -1, -1):
+        if line is not None:
+            break
+        found = lines.get(path[:length])
+        if found is not None:
+            line = found.key if (at_key and length == len(path)) else found.value
+            break
+    return ConfigIssue(source, line, _show_path(path), problem.message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+
+
+_KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "top": tuple(TournamentConfig.model_fields),
+    "bot": tuple(BotConfig.model_fields),
+    "limits": tuple(LimitsConfig.model_fields),
+    "time_control": tuple(TimeControlConfig.model_fields),
+}
+
+
+def _known_keys(path: _Path) -> tuple[str, ...]:
+    """The keys allowed in the mapping at ``path``."""
+    if len(path) == 0:
+        return _KNOWN_KEYS["top"]
+    if path[0] == "time_control":
+        return _KNOWN_KEYS["time_control"]
+    if path[0] == "bots" and len(path) == 2:
+        return _KNOWN_KEYS["bot"]
+    if path[0] == "bots" and len(path) == 3 and path[2] == "limits":
+        return _KNOWN_KEYS["limits"]
+    return ()
+
+
+def _data_path(data: Any, loc: Sequence[str | int]) -> _Path:
+    """The part of a pydantic error location that walks into the data (pydantic appends the
+    union member or validator it tried, which is not a place in the file)."""
+    path: list[str | int] = []
+    for part in loc:
+        inside_mapping = isinstance(data, Mapping) and part in data
+        inside_list = isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
+        if inside_mapping or inside_list:
+            data = data[part]
+        else:
+            path.append(part)
+            break
+        path.append(part)
+    return tuple(path)
+
+
+def _pydantic_issues(
+    error: ValidationError, data: Any, source: str, lines: Mapping[_Path, _Lines]
+) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    seen: set[_Path] = set()
+    for item in error.errors(include_url=False):
+        kind = item["type"]
+        path = _data_path(data, item["loc"])
+        if kind == "missing":
+            key = path[-1]
+            issues.append(
+                _issue(source, lines, _PathError(path[:-1], f"missing required key {key!r}"))
+            )
+            continue
+        if kind == "extra_forbidden":
+            known = ", ".join(_known_keys(path[:-1]))
+            message = f"unknown key{f'; known keys here: {known}' if known else ''}"
+            issues.append(_issue(source, lines, _PathError(path, message), at_key=True))
+            continue
+        if path in seen:  # one message per place (a union reports each member)
+            continue
+        seen.add(path)
+        message = item["msg"].removeprefix("Value error, ")
+        message = re.sub(r"^Input should be", "should be", message)
+        message = re.sub(r"^(List|String|Dictionary) should", r"should", message)
+        issues.append(
+            _issue(source, lines, _PathError(path, f"{message}, got {_show_value(item['input'])}"))
+        )
+    return issues
+
+
+def _check_rules(rules: Mapping[str, int]) -> tuple[RulesOptions, list[_PathError]]:
+    problems: list[_PathError] = []
+    known = RulesOptions().to_dict()
+    for key, value in rules.items():
+        if key not in known:
+            problems.append(
+                _PathError(("rules", key), f"unknown rules option; known: {', '.join(known)}")
+            )
+            continue
+        try:
+            RulesOptions(**{key: value})
+        except RulesOptionsError as error:
+            problems.append(_PathError(("rules", key), str(error)))
+    if problems:
+        return RulesOptions(), problems
+    return RulesOptions(**rules), problems
+
+
+def _resolve_command(command: str | list[str], cwd: Path, path: _Path) -> tuple[str, ...]:
+    """The argv of a bot: a bundled bot's run script, or the command with its program checked.
+
+    A program given as a path (it has a ``/``) resolves against the bot's working directory,
+    like everything else relative in the command.
+    """
+    if isinstance(command, str):
+        text = command.strip()
+        if text in bundled_bot_names():
+            return (str(sample_bots_dir() / text / "run"),)
+        try:
+            argv = shlex.split(text)
+        except ValueError as error:
+            raise _PathError(path, f"cannot split the command line {command!r}: {error}") from None
+        if not argv:
+            raise _PathError(path, "empty command")
+    else:
+        argv = list(command)
+        if not argv[0]:
+            raise _PathError((*path, 0), "empty program name")
+    program = argv[0]
+    if "/" in program:
+        resolved = Path(os.path.normpath(cwd / program))
+        if not resolved.is_file():
+            raise _PathError(path, f"program {program!r} does not exist (looked for {resolved})")
+        if not os.access(resolved, os.X_OK):
+            raise _PathError(path, f"program {str(resolved)!r} is not executable")
+        argv[0] = str(resolved)
+    elif shutil.which(program) is None:
+        known = ", ".join(bundled_bot_names()) or "none"
+        raise _PathError(
+            path,
+            f"{program!r} is neither a bundled bot ({known}) nor a program on PATH",
+        )
+    return tuple(argv)
+
+
+def _resolve_bot(bot: BotConfig, index: int, base_dir: Path, seed: int) -> BotSpec:
+    path: _Path = ("bots", index)
+    if (bot.command is None) == (bot.remote_key is None):
+        raise _PathError(path, "give exactly one of 'command' (a bot to start) or 'remote_key'")
+    env = dict(bot.env)
+    # Bundled bots seed their randomness from AEGIS_SEED: derive one per bot from the master
+    # seed, so that a run with concurrency 1 is reproducible move for move.
+    env.setdefault("AEGIS_SEED", str(derive_seed(seed, "bot", bot.name)))
+    limits = ResourceLimits(
+        cpu_seconds=bot.limits.cpu_seconds,
+        address_space_mb=bot.limits.address_space_mb,
+        open_files=bot.limits.open_files,
+        log_bytes=bot.limits.log_bytes,
+    )
+    if bot.remote_key is not None:
+        if not _Z85_KEY.fullmatch(bot.remote_key):
+            raise _PathError((*path, "remote_key"), "a CurveZMQ public key is 40 Z85 characters")
+        return BotSpec(bot.name, (), None, env, limits, bot.remote_key)
+    cwd = base_dir
+    if bot.cwd is not None:
+        cwd = Path(bot.cwd) if Path(bot.cwd).is_absolute() else base_dir / bot.cwd
+        if not cwd.is_dir():
+            raise _PathError((*path, "cwd"), f"working directory {str(cwd)!r} does not exist")
+    assert bot.command is not None
+    argv = _resolve_command(bot.command, cwd, (*path, "command"))
+    return BotSpec(bot.name, argv, str(cwd.resolve()), env, limits)
+
+
+def _cross_checks(config: TournamentConfig) -> list[_PathError]:
+    problems: list[_PathError] = []
+    names: dict[str, int] = {}
+    for index, bot in enumerate(config.bots):
+        if bot.name in names:
+            problems.append(
+                _PathError(
+                    ("bots", index, "name"),
+                    f"duplicate bot name {bot.name!r} (also bots[{names[bot.name]}])",
+                )
+            )
+        names.setdefault(bot.name, index)
+    listing = ", ".join(names)
+    if config.format == "gauntlet":
+        if not config.gauntlet:
+            problems.append(
+                _PathError(
+                    ("format",),
+                    "format gauntlet needs a 'gauntlet' list naming the bots that play all "
+                    "the others",
+                )
+            )
+        else:
+            for index, name in enumerate(config.gauntlet):
+                if name not in names:
+                    problems.append(
+                        _PathError(("gauntlet", index), f"unknown bot {name!r}; bots: {listing}")
+                    )
+                elif name in config.gauntlet[:index]:
+                    problems.append(_PathError(("gauntlet", index), f"{name!r} given twice"))
+            if set(names) <= set(config.gauntlet):
+                problems.append(
+                    _PathError(("gauntlet",), "names every bot: nobody is left to play against")
+                )
+    elif config.gauntlet is not None:
+        problems.append(_PathError(("gauntlet",), "only used with format: gauntlet"))
+    if config.matches_per_pair % 2:
+        problems.append(
+            _PathError(
+                ("matches_per_pair",),
+                f"{config.matches_per_pair} is odd: matches come in duplicate pairs (same "
+                "seed, seats swapped), so give an even number such as "
+                f"{config.matches_per_pair + 1}",
+            )
+        )
+    if config.anchor is not None and config.anchor not in names:
+        problems.append(_PathError(("anchor",), f"unknown bot {config.anchor!r}; bots: {listing}"))
+    return problems
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "tournament"
+
+
+def parse_config(
+    text: str, *, source: str = "<config>", base_dir: Path | None = None
+) -> TournamentSetup:
+    """Validate config text; ``base_dir`` (default: the current directory) is where relative
+    bot paths resolve. Raises :class:`ConfigError` listing every problem."""
+    base_dir = (base_dir or Path.cwd()).resolve()
+    data, lines = _compose(text, source)
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    source,
+                    lines[()].value,
+                    "",
+                    f"a config is a mapping of keys ({', '.join(_KNOWN_KEYS['top'])}), got "
+                    f"{_show_value(data)}",
+                )
+            ]
+        )
+    try:
+        config = TournamentConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_pydantic_issues(error, data, source, lines)) from None
+    problems = _cross_checks(config)
+    options, rule_problems = _check_rules(config.rules)
+    problems += rule_problems
+    specs: list[BotSpec] = []
+    for index, bot in enumerate(config.bots):
+        try:
+            specs.append(_resolve_bot(bot, index, base_dir, config.seed))
+        except _PathError as problem:
+            problems.append(problem)
+    if problems:
+        issues = [_issue(source, lines, problem) for problem in problems]
+        issues.sort(key=lambda issue: issue.line or 0)
+        raise ConfigError(issues)
+    time_control = TimeControl(
+        decision_ms=config.time_control.decision_ms,
+        bank_ms=config.time_control.bank_ms,
+        warmup_ms=config.time_control.warmup_ms,
+    )
+    return TournamentSetup(
+        name=config.name,
+        bots=tuple(specs),
+        format=config.format,
+        gauntlet=tuple(config.gauntlet or ()),
+        matches_per_pair=config.matches_per_pair,
+        options=options,
+        time_control=time_control,
+        concurrency=config.concurrency,
+        seed=config.seed,
+        output=Path(config.output) if config.output else Path("results") / _slug(config.name),
+        anchor=config.anchor,
+    )
+
+
+def load_config(path: Path) -> TournamentSetup:
+    """Read and validate a config file; relative bot paths resolve against its directory.
+
+    Raises :class:`ConfigError` for an unreadable file or any problem in it.
+    """
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        issue = ConfigIssue(source, None, "", f"cannot read the config: {reason}")
+        raise ConfigError([issue]) from None
+    setup = parse_config(text, source=source, base_dir=path.resolve().parent)
+    return replace(setup, source=path)

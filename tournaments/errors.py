@@ -1,0 +1,53 @@
+"""The tournament system's errors: one small hierarchy rooted in :class:`TournamentError`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "ConfigError",
+    "ConfigIssue",
+    "StoreError",
+    "StoreLockedError",
+    "StoreMismatchError",
+    "TournamentError",
+]
+
+
+class TournamentError(Exception):
+    """Anything that stops a tournament command with a message instead of a traceback."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigIssue:
+    """One problem in a config file: where it is and what is wrong."""
+
+    source: str
+    line: int | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class ConfigError(TournamentError):
+    """A config file that cannot be used; ``issues`` lists every problem found."""
+
+    def __init__(self, issues: Sequence[ConfigIssue]) -> None:
+        self.issues = tuple(issues)
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+
+class StoreError(TournamentError):
+    """The results store cannot be opened or does not hold what was expected."""
+
+
+class StoreMismatchError(StoreError):
+    """An output directory holds results played under other rules, time control or seed."""
+
+
+class StoreLockedError(StoreError):
+    """Another ``aegis-ref tournament`` is writing to the same output directory."""

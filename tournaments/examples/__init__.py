@@ -1,0 +1,1 @@
+"""Example tournament configs (YAML files shipped with the package)."""

@@ -1,0 +1,214 @@
+"""Standings: per-bot tallies, ratings and the crosstable, as plain functions over results.
+
+The input is the store's :class:`~tournaments.store.ResultGroup` rows (results summed by
+seats and outcome), so the work and memory grow with the number of pairings, not matches.
+A forfeit is a loss for the bot that faulted; a void match (both bots failed before the
+first game) counts for nobody and is only tallied as void.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tournaments.ratings import Rating, RatingFit, fit_elo
+from tournaments.store import (
+    ResultGroup,
+    count_results,
+    count_scheduled,
+    read_meta,
+    result_groups,
+    stored_bot_names,
+)
+
+__all__ = [
+    "BotRecord",
+    "Standings",
+    "StandingsRow",
+    "build_standings",
+    "crosstable",
+    "load_standings",
+    "tally",
+    "win_counts",
+]
+
+
+@dataclass(slots=True)
+class BotRecord:
+    """One bot's results. ``matches`` counts decided matches (wins + losses), not void."""
+
+    name: str
+    matches: int = 0
+    wins: int = 0
+    losses: int = 0
+    void: int = 0
+    games: int = 0
+    games_won: int = 0
+    points_for: int = 0
+    points_against: int = 0
+    #: Matches this bot lost by its own fault, by fault kind.
+    forfeits: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def win_rate(self) -> float | None:
+        """Wins per decided match, None before the first."""
+        return self.wins / self.matches if self.matches else None
+
+    @property
+    def points_for_per_game(self) -> float | None:
+        """Average game points scored per game played."""
+        return self.points_for / self.games if self.games else None
+
+    @property
+    def points_against_per_game(self) -> float | None:
+        """Average game points conceded per game played."""
+        return self.points_against / self.games if self.games else None
+
+
+def tally(names: Sequence[str], groups: Iterable[ResultGroup]) -> dict[str, BotRecord]:
+    """Every bot's record, in ``names`` order (bots met only in results are added after)."""
+    records = {name: BotRecord(name) for name in names}
+    for group in groups:
+        for seat in (0, 1):
+            name = group.seats[seat]
+            record = records.setdefault(name, BotRecord(name))
+            if group.winner_seat is None:
+                record.void += group.matches
+                continue
+            record.matches += group.matches
+            if group.winner_seat == seat:
+                record.wins += group.matches
+            else:
+                record.losses += group.matches
+                if group.forfeit_seat == seat and group.forfeit_kind is not None:
+                    record.forfeits[group.forfeit_kind] += group.matches
+            record.games += group.games
+            record.games_won += group.games_won[seat]
+            record.points_for += group.scores[seat]
+            record.points_against += group.scores[1 - seat]
+    return records
+
+
+def win_counts(groups: Iterable[ResultGroup]) -> dict[tuple[str, str], int]:
+    """``{(winner, loser): matches}`` over decided matches: the input of the Elo fit."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for group in groups:
+        if group.winner_seat is not None:
+            winner = group.seats[group.winner_seat]
+            loser = group.seats[1 - group.winner_seat]
+            counts[(winner, loser)] += group.matches
+    return dict(counts)
+
+
+def crosstable(
+    wins: Mapping[tuple[str, str], int],
+) -> dict[str, dict[str, tuple[int, int]]]:
+    """``table[a][b] = (a's wins against b, a's losses against b)`` for pairs that met."""
+    table: dict[str, dict[str, tuple[int, int]]] = {}
+    for (winner, loser), count in wins.items():
+        won, lost = table.setdefault(winner, {}).get(loser, (0, 0))
+        table[winner][loser] = (won + count, lost)
+        won, lost = table.setdefault(loser, {}).get(winner, (0, 0))
+        table[loser][winner] = (won, lost + count)
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class StandingsRow:
+    """One line of the standings."""
+
+    rank: int
+    record: BotRecord
+    rating: Rating
+
+    @property
+    def name(self) -> str:
+        """The bot's name."""
+        return self.record.name
+
+
+@dataclass(frozen=True, slots=True)
+class Standings:
+    """The standings of a tournament at one moment."""
+
+    name: str
+    #: Best first: by Elo, then win rate, then name; bots without results last.
+    rows: tuple[StandingsRow, ...]
+    crosstable: dict[str, dict[str, tuple[int, int]]]
+    fit: RatingFit
+    matches_played: int
+    matches_scheduled: int
+    anchor: str | None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Warnings about the ratings (results graph not connected, …)."""
+        return self.fit.warnings
+
+    @property
+    def games(self) -> int:
+        """Games played over all stored matches."""
+        return sum(row.record.games for row in self.rows) // 2
+
+    @property
+    def void(self) -> int:
+        """Void matches stored."""
+        return sum(row.record.void for row in self.rows) // 2
+
+
+def build_standings(
+    name: str,
+    names: Sequence[str],
+    groups: Iterable[ResultGroup],
+    *,
+    matches_played: int,
+    matches_scheduled: int,
+    anchor: str | None = None,
+) -> Standings:
+    """Standings from aggregated results: tallies, Elo with intervals, crosstable."""
+    groups = list(groups)
+    records = tally(names, groups)
+    wins = win_counts(groups)
+    everyone = list(records)
+    fit = fit_elo(everyone, wins, anchor=anchor if anchor in records else None)
+
+    def order(record: BotRecord) -> tuple[int, float, float, str]:
+        elo = fit.ratings[record.name].elo
+        rate = record.win_rate
+        return (
+            elo is None,
+            -(elo if elo is not None else 0.0),
+            -(rate if rate is not None else -1.0),
+            record.name,
+        )
+
+    ordered = sorted(records.values(), key=order)
+    rows = tuple(
+        StandingsRow(rank, record, fit.ratings[record.name])
+        for rank, record in enumerate(ordered, 1)
+    )
+    return Standings(
+        name=name,
+        rows=rows,
+        crosstable=crosstable(wins),
+        fit=fit,
+        matches_played=matches_played,
+        matches_scheduled=matches_scheduled,
+        anchor=anchor if anchor in records else None,
+    )
+
+
+def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None) -> Standings:
+    """The standings of the store behind ``connection``; ``anchor`` overrides the stored
+    rating anchor."""
+    meta = read_meta(connection)
+    return build_standings(
+        meta.name if meta is not None else "",
+        stored_bot_names(connection),
+        result_groups(connection),
+        matches_played=count_results(connection),
+        matches_scheduled=count_scheduled(connection),
+        anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
+    )

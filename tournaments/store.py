@@ -1,0 +1,509 @@
+"""The results store: one SQLite database (WAL) and one record file per match.
+
+Layout of an output directory::
+
+    results.sqlite          meta, bots, schedule, results (this module's schema)
+    records/match-<id>.jsonl    each finished match in the record format (docs/records.md)
+    logs/                   the bots' output, per worker process
+
+Only the coordinator writes. A finished match is stored once and atomically: its record is
+written to a temporary file, synced and renamed into place, and then its row is inserted in
+one transaction (``INSERT OR IGNORE`` on the match id, which is the primary key). A run that
+dies at any point leaves either no row (the match is played again, its record replaced) or
+the row and its record: never a row without its record, never a match twice.
+
+Readers (``aegis-ref standings``) open the database read-only and may do so during a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from referee.bots import BotSpec
+from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
+from tournaments.schedule import ScheduledMatch
+
+__all__ = [
+    "DATABASE_NAME",
+    "RECORDS_DIR",
+    "RESULT_COLUMNS",
+    "SCHEMA_VERSION",
+    "ResultGroup",
+    "StoredMeta",
+    "add_schedule",
+    "config_hash",
+    "count_results",
+    "count_scheduled",
+    "ensure_meta",
+    "is_stored",
+    "iter_results",
+    "lock_output",
+    "open_store",
+    "read_meta",
+    "record_path",
+    "remove_stale_temporaries",
+    "result_groups",
+    "save_bots",
+    "save_result",
+    "stored_bot_names",
+    "write_record",
+]
+
+DATABASE_NAME = "results.sqlite"
+RECORDS_DIR = "records"
+SCHEMA_VERSION = 1
+_LOCK_NAME = ".lock"
+_TEMPORARY_SUFFIX = ".tmp"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY,
+    command TEXT,
+    remote_key TEXT,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS schedule (
+    match_id TEXT PRIMARY KEY,
+    round INTEGER NOT NULL,
+    pairing TEXT NOT NULL,
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    scheduled_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    match_id TEXT PRIMARY KEY REFERENCES schedule (match_id),
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    void INTEGER NOT NULL,
+    winner_seat INTEGER,
+    winner TEXT,
+    termination TEXT NOT NULL,
+    score0 INTEGER NOT NULL,
+    score1 INTEGER NOT NULL,
+    games INTEGER NOT NULL,
+    games_won0 INTEGER NOT NULL,
+    games_won1 INTEGER NOT NULL,
+    forfeit_seat INTEGER,
+    forfeit_bot TEXT,
+    forfeit_kind TEXT,
+    forfeit_json TEXT,
+    faults_json TEXT NOT NULL,
+    timings_json TEXT NOT NULL,
+    record_path TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    worker TEXT NOT NULL,
+    finished_at TEXT NOT NULL
+);
+"""
+
+#: The columns of a result row, as :func:`save_result` takes them.
+RESULT_COLUMNS = (
+    "match_id",
+    "seat0",
+    "seat1",
+    "void",
+    "winner_seat",
+    "winner",
+    "termination",
+    "score0",
+    "score1",
+    "games",
+    "games_won0",
+    "games_won1",
+    "forfeit_seat",
+    "forfeit_bot",
+    "forfeit_kind",
+    "forfeit_json",
+    "faults_json",
+    "timings_json",
+    "record_path",
+    "duration_s",
+    "worker",
+    "finished_at",
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+# ---------------------------------------------------------------------------------------------
+# Opening
+
+
+def open_store(directory: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open the output directory's database; create it (and the directory) unless read-only.
+
+    The caller closes the connection. Raises :class:`StoreError` if it cannot be opened.
+    """
+    path = directory / DATABASE_NAME
+    try:
+        if read_only:
+            if not path.is_file():
+                raise StoreError(f"{directory}: no {DATABASE_NAME}: not a tournament output")
+            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            connection.execute("PRAGMA query_only = ON")
+            _check_schema(connection, directory)
+            return connection
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / RECORDS_DIR).mkdir(exist_ok=True)
+        connection = sqlite3.connect(path)
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            # Every commit reaches the disk: a stored match survives a power cut.
+            connection.execute("PRAGMA synchronous = FULL")
+            connection.execute("PRAGMA foreign_keys = ON")
+            with connection:
+                connection.executescript(_SCHEMA)
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+            _check_schema(connection, directory)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+    except sqlite3.Error as error:
+        raise StoreError(f"{path}: cannot open the results store: {error}") from None
+    except OSError as error:
+        raise StoreError(f"{directory}: {error.strerror or error}") from None
+
+
+def _check_schema(connection: sqlite3.Connection, directory: Path) -> None:
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.Error as error:
+        connection.close()
+        raise StoreError(f"{directory}: not a tournament results store ({error})") from None
+    if row is None or row[0] != str(SCHEMA_VERSION):
+        connection.close()
+        raise StoreError(
+            f"{directory}: results store schema {row[0] if row else 'unknown'} is not "
+            f"supported (this version reads schema {SCHEMA_VERSION})"
+        )
+
+
+@contextlib.contextmanager
+def lock_output(directory: Path) -> Iterator[None]:
+    """Hold the output directory's lock: one writer at a time. The lock dies with its
+    process, so a killed run never leaves it stale."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(directory / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise StoreError(
+            f"cannot use {directory} as the output directory: {error.strerror or error}"
+        ) from None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "?"
+            raise StoreLockedError(
+                f"{directory} is in use by another aegis-ref tournament (pid {holder})"
+            ) from None
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+# ---------------------------------------------------------------------------------------------
+# Meta: what the results depend on
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMeta:
+    """What a store says about its tournament."""
+
+    name: str
+    config_hash: str
+    rules: dict[str, Any]
+    time_control: dict[str, Any]
+    seed: int
+    anchor: str | None
+
+
+def config_hash(rules: Mapping[str, Any], time_control: Mapping[str, Any], seed: int) -> str:
+    """A digest of everything that changes a match's result: rules, clock and seeds."""
+    text = json.dumps(
+        {"rules": dict(rules), "time_control": dict(time_control), "seed": seed},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_meta(connection: sqlite3.Connection) -> StoredMeta | None:
+    """The store's tournament meta, or None for a store that has none yet."""
+    values = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+    if "config_hash" not in values:
+        return None
+    return StoredMeta(
+        name=values.get("name", ""),
+        config_hash=values["config_hash"],
+        rules=json.loads(values["rules"]),
+        time_control=json.loads(values["time_control"]),
+        seed=int(values["seed"]),
+        anchor=values.get("anchor") or None,
+    )
+
+
+def _differences(label: str, stored: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
+    return [
+        f"{label}.{key}: stored {stored.get(key)!r}, config {wanted.get(key)!r}"
+        for key in sorted(set(stored) | set(wanted))
+        if stored.get(key) != wanted.get(key)
+    ]
+
+
+def ensure_meta(
+    connection: sqlite3.Connection,
+    *,
+    name: str,
+    rules: Mapping[str, Any],
+    time_control: Mapping[str, Any],
+    seed: int,
+    anchor: str | None,
+    directory: Path,
+) -> None:
+    """Write the meta of a new store, or check that an existing one was played under the
+    same rules, time control and seed (raising :class:`StoreMismatchError` if not).
+
+    The name and the rating anchor do not change results and are simply updated.
+    """
+    digest = config_hash(rules, time_control, seed)
+    stored = read_meta(connection)
+    if stored is not None and stored.config_hash != digest:
+        changes = [
+            *_differences("rules", stored.rules, rules),
+            *_differences("time_control", stored.time_control, time_control),
+        ]
+        if stored.seed != seed:
+            changes.append(f"seed: stored {stored.seed}, config {seed}")
+        raise StoreMismatchError(
+            f"{directory} holds results played under other settings:\n  "
+            + "\n  ".join(changes or ["(settings differ)"])
+            + "\nMixing them would make the results meaningless: use another output "
+            "directory (--output), or restore the settings."
+        )
+    values = {"name": name, "anchor": anchor or ""}
+    if stored is None:
+        values.update(
+            config_hash=digest,
+            rules=json.dumps(dict(rules), sort_keys=True),
+            time_control=json.dumps(dict(time_control), sort_keys=True),
+            seed=str(seed),
+            created_at=_now(),
+        )
+    with connection:
+        connection.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items()
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Bots and schedule
+
+
+def save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
+    """Add new bots and refresh the command of known ones (a command may move; a name is the
+    bot's identity)."""
+    now = _now()
+    with connection:
+        connection.executemany(
+            "INSERT INTO bots (name, command, remote_key, first_seen, last_seen) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+            "command = excluded.command, remote_key = excluded.remote_key, "
+            "last_seen = excluded.last_seen",
+            (
+                (
+                    spec.name,
+                    json.dumps(list(spec.command)) if spec.command else None,
+                    spec.curve_public_key,
+                    now,
+                    now,
+                )
+                for spec in bots
+            ),
+        )
+
+
+def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
+    """Add the matches not yet scheduled, in one transaction; return how many were new."""
+    now = _now()
+    with connection:
+        before = connection.total_changes
+        connection.executemany(
+            "INSERT OR IGNORE INTO schedule "
+            "(match_id, round, pairing, seat0, seat1, seed, scheduled_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                (match.match_id, match.round, match.pairing, *match.seats, match.seed, now)
+                for match in matches
+            ),
+        )
+        return connection.total_changes - before
+
+
+def count_scheduled(connection: sqlite3.Connection) -> int:
+    """Matches in the schedule table (every config run on this store, unioned)."""
+    return int(connection.execute("SELECT count(*) FROM schedule").fetchone()[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+def record_path(directory: Path, match_id: str) -> Path:
+    """Where a match's record goes."""
+    return directory / RECORDS_DIR / f"match-{match_id}.jsonl"
+
+
+def remove_stale_temporaries(directory: Path) -> int:
+    """Delete records half-written by a run that died; call while holding the lock."""
+    removed = 0
+    for path in (directory / RECORDS_DIR).glob(f".*{_TEMPORARY_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def write_record(path: Path, lines: Sequence[str]) -> None:
+    """Write a record atomically and durably: temporary file, fsync, rename, fsync the
+    directory. Call before the match's row is committed."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}{_TEMPORARY_SUFFIX}")
+    try:
+        with temporary.open("w", encoding="utf-8", newline="\n") as stream:
+            for line in lines:
+                stream.write(line)
+                stream.write("\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+    _fsync_directory(path.parent)
+
+
+def save_result(connection: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
+    """Insert a finished match's row in one transaction; False if it was already stored."""
+    missing = [column for column in RESULT_COLUMNS if column not in row]
+    if missing:
+        raise ValueError(f"result row lacks {', '.join(missing)}")
+    placeholders = ", ".join("?" for _ in RESULT_COLUMNS)
+    with connection:
+        cursor = connection.execute(
+            f"INSERT OR IGNORE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({placeholders})",
+            [row[column] for column in RESULT_COLUMNS],
+        )
+        return cursor.rowcount == 1
+
+
+def is_stored(connection: sqlite3.Connection, match_id: str) -> bool:
+    """True if the match's result is in the store."""
+    found = connection.execute("SELECT 1 FROM results WHERE match_id = ?", (match_id,))
+    return found.fetchone() is not None
+
+
+def count_results(connection: sqlite3.Connection) -> int:
+    """Finished matches stored."""
+    return int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
+
+
+def iter_results(connection: sqlite3.Connection) -> Iterator[dict[str, Any]]:
+    """Every stored result as a mapping of :data:`RESULT_COLUMNS`, by match id; streamed."""
+    cursor = connection.execute(
+        f"SELECT {', '.join(RESULT_COLUMNS)} FROM results ORDER BY match_id"
+    )
+    for values in cursor:
+        yield dict(zip(RESULT_COLUMNS, values, strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class ResultGroup:
+    """Stored matches with the same seats and the same outcome, summed.
+
+    The standings are computed from these groups, whose number grows with the number of
+    pairings, not of matches: the coordinator never holds every result in memory.
+    """
+
+    seats: tuple[str, str]
+    #: None: void (both bots failed before game 1).
+    winner_seat: int | None
+    #: The seat that forfeited and why, if the match was forfeited.
+    forfeit_seat: int | None
+    forfeit_kind: str | None
+    matches: int
+    games: int
+    games_won: tuple[int, int]
+    scores: tuple[int, int]
+
+
+def result_groups(connection: sqlite3.Connection) -> Iterator[ResultGroup]:
+    """The stored results aggregated by seats and outcome (see :class:`ResultGroup`)."""
+    cursor = connection.execute(
+        "SELECT seat0, seat1, winner_seat, forfeit_seat, forfeit_kind, count(*), sum(games), "
+        "sum(games_won0), sum(games_won1), sum(score0), sum(score1) FROM results "
+        "GROUP BY seat0, seat1, winner_seat, forfeit_seat, forfeit_kind "
+        "ORDER BY seat0, seat1, winner_seat, forfeit_seat, forfeit_kind"
+    )
+    for (
+        seat0,
+        seat1,
+        winner,
+        forfeit_seat,
+        kind,
+        matches,
+        games,
+        won0,
+        won1,
+        score0,
+        score1,
+    ) in cursor:
+        yield ResultGroup(
+            (seat0, seat1),
+            winner,
+            forfeit_seat,
+            kind,
+            matches,
+            games,
+            (won0, won1),
+            (score0, score1),
+        )
+
+
+def stored_bot_names(connection: sqlite3.Connection) -> list[str]:
+    """Bot names in the order they were first added."""
+    cursor = connection.execute("SELECT name FROM bots ORDER BY first_seen, rowid")
+    return [name for (name,) in cursor]

@@ -1,0 +1,358 @@
+"""The coordinator: schedule, hand matches to an executor, store each result as it arrives.
+
+:func:`run_tournament` is the whole of ``aegis-ref tournament`` minus argument parsing:
+
+1. lock the output directory (one writer), open the store, check or write its meta (rules,
+   time control and seed may not change under existing results), record the bots and add
+   the schedule's new matches;
+2. submit the matches not yet stored, in schedule order, to the executor, keeping only a
+   small window of them in flight (never the whole schedule, never all results);
+3. store each finished match (record file first, then its row in one transaction) and tell
+   the display;
+4. on a stop request (Ctrl-C, SIGTERM): submit nothing more, cancel what has not started,
+   store what finishes, shut the workers down (they stop their bots) and report.
+
+A run that dies uncleanly (``kill -9``, power loss) loses at most the matches in flight;
+running the same command again plays exactly the matches that are not stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+import multiprocessing.context
+import os
+import signal
+import sqlite3
+import threading
+from collections.abc import Iterator
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    wait,
+)
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from tournaments.config import TournamentSetup
+from tournaments.errors import TournamentError
+from tournaments.render import TournamentDisplay
+from tournaments.schedule import ScheduledMatch, schedule, schedule_size
+from tournaments.standings import Standings, load_standings
+from tournaments.store import (
+    add_schedule,
+    count_results,
+    ensure_meta,
+    is_stored,
+    lock_output,
+    open_store,
+    record_path,
+    remove_stale_temporaries,
+    save_bots,
+    save_result,
+    write_record,
+)
+from tournaments.worker import MatchOutcome, MatchTask, init_worker, play_match_task
+
+__all__ = [
+    "RunSummary",
+    "StopRequest",
+    "handle_stop_signals",
+    "make_executor",
+    "run_tournament",
+    "tournament_schedule",
+]
+
+
+@dataclass(slots=True)
+class StopRequest:
+    """Set by a signal handler (or a test) to stop a run cleanly."""
+
+    signal_number: int | None = None
+    _event: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def requested(self) -> bool:
+        """True once a stop was asked for."""
+        return self._event.is_set()
+
+    def request(self, signal_number: int = signal.SIGINT) -> None:
+        """Ask the run to stop after the matches in progress."""
+        if self.signal_number is None:
+            self.signal_number = signal_number
+        self._event.set()
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What a run did."""
+
+    output: Path
+    #: Matches in this config's schedule, and how many of them were stored before the run.
+    total: int
+    stored_before: int
+    #: Matches this run played and stored.
+    played: int
+    #: A stop was requested (the run may still have completed).
+    interrupted: bool
+    #: Why the run gave up, if it did (a worker died, a match raised).
+    failure: str | None = None
+
+    @property
+    def stored(self) -> int:
+        """Matches of the schedule now stored."""
+        return self.stored_before + self.played
+
+    @property
+    def complete(self) -> bool:
+        """True when every scheduled match is stored."""
+        return self.stored == self.total
+
+
+def tournament_schedule(setup: TournamentSetup) -> Iterator[ScheduledMatch]:
+    """The config's schedule, in playing order."""
+    return schedule(
+        setup.bot_names,
+        format=setup.format,
+        gauntlet=setup.gauntlet,
+        matches_per_pair=setup.matches_per_pair,
+        master_seed=setup.seed,
+    )
+
+
+class _WorkerProcess(multiprocessing.context.SpawnProcess):
+    """A pool worker started with SIGINT blocked: Ctrl-C reaches the whole foreground
+    process group, and a worker still importing must not die of it. :func:`init_worker`
+    then ignores SIGINT and unblocks it (the coordinator alone decides how to stop)."""
+
+    def start(self) -> None:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class _WorkerContext(multiprocessing.context.SpawnContext):
+    Process = _WorkerProcess
+
+
+def make_executor(concurrency: int) -> ProcessPoolExecutor:
+    """The default executor: ``concurrency`` worker processes, started fresh (spawn: no
+    inherited threads or sockets), each keeping its own bots alive across matches."""
+    return ProcessPoolExecutor(
+        max_workers=concurrency, mp_context=_WorkerContext(), initializer=init_worker
+    )
+
+
+@contextlib.contextmanager
+def handle_stop_signals(stop: StopRequest, on_first: str, on_second: str) -> Iterator[None]:
+    """While inside: the first SIGINT or SIGTERM requests a clean stop (printing
+    ``on_first``); a second one ends the process at once (printing ``on_second``), leaving
+    the workers to notice and kill their bots. Only in the main thread; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(number: int, _frame: FrameType | None) -> None:
+        if stop.requested:
+            if os.isatty(1):
+                os.write(1, b"\x1b[?25h")  # a live display hid the cursor: show it again
+            os.write(2, f"\n{on_second}\n".encode())
+            os._exit(128 + (stop.signal_number or number))
+        os.write(2, f"\n{on_first}\n".encode())
+        stop.request(number)
+
+    previous = {
+        number: signal.signal(number, handler) for number in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def _runner_key(setup: TournamentSetup) -> str:
+    text = repr((setup.options, setup.time_control, setup.bots))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class _Coordinator:
+    """The state of one run: the store connection, the executor and the window."""
+
+    def __init__(
+        self,
+        setup: TournamentSetup,
+        executor: Executor,
+        display: TournamentDisplay,
+        stop: StopRequest,
+    ) -> None:
+        self.setup = setup
+        self.output = setup.output
+        self.executor = executor
+        self.display = display
+        self.stop = stop
+        self.key = _runner_key(setup)
+        self.specs = {spec.name: spec for spec in setup.bots}
+        self.played = 0
+        self.failure: str | None = None
+
+    def task(self, match: ScheduledMatch) -> MatchTask:
+        """The plain-data task of a scheduled match."""
+        return MatchTask(
+            match_id=match.match_id,
+            seed=match.seed,
+            bots=(self.specs[match.seats[0]], self.specs[match.seats[1]]),
+            options=self.setup.options,
+            time_control=self.setup.time_control,
+            output=str(self.output.resolve()),
+            runner_key=self.key,
+        )
+
+    def store(
+        self, connection: sqlite3.Connection, match: ScheduledMatch, outcome: MatchOutcome
+    ) -> None:
+        """Write the record, then the row; tell the display."""
+        row = dict(outcome.row)
+        if row.get("match_id") != match.match_id or (row.get("seat0"), row.get("seat1")) != (
+            match.seats
+        ):
+            raise TournamentError(
+                f"a worker returned {row.get('match_id')!r} for {match.match_id!r}"
+            )
+        path = record_path(self.output, match.match_id)
+        write_record(path, outcome.record)  # the record first: never a row without it
+        row["record_path"] = str(path.relative_to(self.output))
+        if save_result(connection, row):
+            self.played += 1
+            self.display.match_stored(row)
+
+    def run(self, connection: sqlite3.Connection, pending: Iterator[ScheduledMatch]) -> None:
+        """Keep a window of matches in flight until none is pending or a stop is asked."""
+        # Two per worker: one playing, one queued, so a worker never waits for the
+        # coordinator; never more, so memory stays flat and a stop cancels little.
+        window = 2 * max(1, self.setup.concurrency)
+        in_flight: dict[Future[MatchOutcome], ScheduledMatch] = {}
+        while True:
+            while not self.stop.requested and self.failure is None and len(in_flight) < window:
+                match = next(pending, None)
+                if match is None:
+                    break
+                try:
+                    future = self.executor.submit(play_match_task, self.task(match))
+                except (BrokenProcessPool, RuntimeError) as error:
+                    self.failure = f"cannot submit match {match.match_id}: {error}"
+                    break
+                in_flight[future] = match
+            if self.stop.requested or self.failure is not None:
+                for future in in_flight:
+                    future.cancel()  # only those not started; running matches finish
+            if not in_flight:
+                return
+            done, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
+            for future in done:
+                match = in_flight.pop(future)
+                if future.cancelled():
+                    continue
+                problem = future.exception()
+                if problem is not None:
+                    if self.failure is None:
+                        self.failure = f"match {match.match_id} failed in its worker: {problem!r}"
+                    continue
+                try:
+                    self.store(connection, match, future.result())
+                except (OSError, sqlite3.Error) as error:  # disk full, say: stop cleanly
+                    self.failure = f"cannot store match {match.match_id}: {error}"
+
+
+def run_tournament(
+    setup: TournamentSetup,
+    *,
+    display: TournamentDisplay,
+    executor: Executor | None = None,
+    stop: StopRequest | None = None,
+) -> tuple[RunSummary, Standings | None]:
+    """Play every scheduled match not yet stored; return what was done and the standings.
+
+    ``executor`` defaults to :func:`make_executor` with the setup's concurrency (shut down
+    at the end); a given executor is left running. Raises :class:`TournamentError` (config,
+    store or lock problems) before any match is played.
+    """
+    remote = [spec.name for spec in setup.bots if spec.is_remote]
+    if remote:
+        raise TournamentError(
+            f"bot(s) {', '.join(remote)} are remote (remote_key): the match runner cannot "
+            "accept remote bots yet; give them a command"
+        )
+    stop = stop or StopRequest()
+    output = setup.output
+    with lock_output(output):
+        connection = open_store(output)
+        try:
+            ensure_meta(
+                connection,
+                name=setup.name,
+                rules=setup.options.to_dict(),
+                time_control=setup.time_control.to_json(),
+                seed=setup.seed,
+                anchor=setup.anchor,
+                directory=output,
+            )
+            save_bots(connection, setup.bots)
+            remove_stale_temporaries(output)
+            added = add_schedule(connection, tournament_schedule(setup))
+            total = schedule_size(
+                setup.bot_names,
+                format=setup.format,
+                gauntlet=setup.gauntlet,
+                matches_per_pair=setup.matches_per_pair,
+            )
+            stored_before = sum(
+                1 for match in tournament_schedule(setup) if is_stored(connection, match.match_id)
+            )
+            others = count_results(connection) - stored_before
+            if stored_before:
+                display.note(
+                    f"Resuming in {output}: {stored_before} of {total} matches already stored"
+                    + (f", {added} newly scheduled" if added else "")
+                )
+            if others:
+                display.note(
+                    f"{others} stored match(es) are not in this config's schedule (a bot "
+                    "removed, or fewer matches per pair); they still count in the standings"
+                )
+            display.start(setup.name, total, stored_before, lambda: load_standings(connection))
+            pending = (
+                match
+                for match in tournament_schedule(setup)
+                if not is_stored(connection, match.match_id)
+            )
+            pool = make_executor(setup.concurrency) if executor is None else executor
+            coordinator = _Coordinator(setup, pool, display, stop)
+            try:
+                coordinator.run(connection, pending)
+            except BaseException:
+                display.finish(None)  # leave the terminal tidy for the error message
+                raise
+            finally:
+                if executor is None:
+                    pool.shutdown(wait=True, cancel_futures=True)
+            standings = load_standings(connection)
+            summary = RunSummary(
+                output=output,
+                total=total,
+                stored_before=stored_before,
+                played=coordinator.played,
+                interrupted=stop.requested,
+                failure=coordinator.failure,
+            )
+            display.finish(standings)
+            return summary, standings
+        finally:
+            connection.close()
