@@ -17,12 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
-from referee.actions import parse_action
+from referee.actions import Action, parse_action
 from referee.bots import BotSpec
 from referee.errors import ActionParseError, IllegalActionError
 from referee.faults import Fault, FaultKind
-from referee.game import GameState, Seat, apply, legal_actions, observation, shuffled_deck
+from referee.game import (
+    GameState,
+    Observation,
+    Seat,
+    apply,
+    legal_actions,
+    observation,
+    shuffled_deck,
+)
 from referee.match import (
+    MatchResult,
     MatchState,
     draw_first_master,
     finish_game,
@@ -34,7 +43,15 @@ from referee.options import RulesOptions
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
 from referee.server import BotServer, BotSession, RemoteListener, Reply
 
-__all__ = ["MatchReport", "MatchRunner", "TimeControl"]
+__all__ = [
+    "MatchReport",
+    "MatchRunner",
+    "TimeControl",
+    "apply_bot_reply",
+    "decide_message",
+    "match_end_message",
+    "match_start_message",
+]
 
 _SEATS = (Seat.FIRST, Seat.SECOND)
 
@@ -225,14 +242,9 @@ class MatchRunner:
         for seat, session in zip(_SEATS, sessions, strict=True):
             outcome = self.server.request(
                 session,
-                {
-                    "type": "match_start",
-                    "match_id": match_id,
-                    "seat": int(seat),
-                    "opponent": players[1 - seat],
-                    "rules": self.options.to_dict(),
-                    "time_control": self.time_control.to_json(),
-                },
+                match_start_message(
+                    match_id, seat, players[1 - seat], self.options, self.time_control
+                ),
                 "ready",
                 self.time_control.warmup_ms / 1000,
             )
@@ -266,16 +278,7 @@ class MatchRunner:
                     first_decision[seat] = False
                 outcome = self.server.request(
                     sessions[seat],
-                    {
-                        "type": "decide",
-                        "match_id": match_id,
-                        "decision": decision_kind(seen),
-                        "events": trackers[seat].take(),
-                        "observation": observation_to_wire(seen),
-                        "legal": legal_to_wire(legal),
-                        "deadline_ms": control.decision_ms,
-                        "bank_ms": bank,
-                    },
+                    decide_message(match_id, seen, legal, trackers[seat].take(), control, bank),
                     "act",
                     allowance / 1000,
                 )
@@ -283,7 +286,7 @@ class MatchRunner:
                 if isinstance(outcome, Reply):
                     if bank is not None and outcome.elapsed_ms > control.decision_ms:
                         banks[seat] = max(0, bank - int(outcome.elapsed_ms - control.decision_ms))
-                    applied = self._apply_reply(game, seat, outcome, sessions[seat])
+                    applied = apply_bot_reply(self.server, game, seat, outcome, sessions[seat])
                     if isinstance(applied, GameState):
                         game = applied
                         timings.append(round(outcome.elapsed_ms, 3))
@@ -303,31 +306,6 @@ class MatchRunner:
         for seat in _SEATS:
             self._notify_end(sessions[seat], match_id, trackers[seat].take(), report)
         return report
-
-    def _apply_reply(
-        self, game: GameState, seat: Seat, reply: Reply, session: BotSession
-    ) -> GameState | Fault:
-        text = reply.message["action"]
-        try:
-            return apply(game, seat, parse_action(text))
-        except (ActionParseError, IllegalActionError) as error:
-            self.server.notify(
-                session,
-                {
-                    "type": "error",
-                    "reply_to": reply.message.get("id"),
-                    "code": "illegal_action",
-                    "message": str(error),
-                },
-            )
-            session.counters[FaultKind.ILLEGAL_ACTION.value] += 1
-            return Fault(
-                FaultKind.ILLEGAL_ACTION,
-                int(seat),
-                session.name,
-                f"{text!r}: {error}",
-                stderr_tail=session.stderr_tail(),
-            )
 
     def _seat_fault(
         self, fault: Fault, seat: Seat, game: int | None, decision: int | None
@@ -375,25 +353,94 @@ class MatchRunner:
     ) -> None:
         if not session.connected or report.match is None or report.match.result is None:
             return
-        result = report.match.result
         fault = report.forfeit_fault
-        self.server.notify(
-            session,
-            {
-                "type": "match_end",
-                "match_id": match_id,
-                "events": events,
-                "result": {
-                    "winner": int(result.winner),
-                    "termination": result.termination.value,
-                    "scores": list(result.scores),
-                    "games": result.games,
-                    "forfeit": None
-                    if fault is None
-                    else {"seat": fault.seat, "fault": fault.kind.value, "detail": fault.detail},
-                },
-            },
-        )
+        self.server.notify(session, match_end_message(match_id, events, report.match.result, fault))
         if fault is not None and fault.bot == session.name and session.pending_fault is None:
             # A bot that faulted may be in any state: start it afresh for its next match.
             session.pending_fault = fault
+
+
+# -- the messages of a match, shared with every driver of a bot (the runner, a human match) ---
+
+
+def match_start_message(
+    match_id: str, seat: Seat, opponent: str, options: RulesOptions, control: TimeControl
+) -> dict[str, Any]:
+    """The ``match_start`` request to the bot in ``seat``."""
+    return {
+        "type": "match_start",
+        "match_id": match_id,
+        "seat": int(seat),
+        "opponent": opponent,
+        "rules": options.to_dict(),
+        "time_control": control.to_json(),
+    }
+
+
+def decide_message(
+    match_id: str,
+    seen: Observation,
+    legal: Sequence[Action],
+    events: list[dict[str, Any]],
+    control: TimeControl,
+    bank_ms: int | None,
+) -> dict[str, Any]:
+    """The ``decide`` request for one decision, built from the seat's observation only."""
+    return {
+        "type": "decide",
+        "match_id": match_id,
+        "decision": decision_kind(seen),
+        "events": events,
+        "observation": observation_to_wire(seen),
+        "legal": legal_to_wire(legal),
+        "deadline_ms": control.decision_ms,
+        "bank_ms": bank_ms,
+    }
+
+
+def match_end_message(
+    match_id: str, events: list[dict[str, Any]], result: MatchResult, fault: Fault | None
+) -> dict[str, Any]:
+    """The ``match_end`` notice: the last events, the result and the forfeit if any."""
+    return {
+        "type": "match_end",
+        "match_id": match_id,
+        "events": events,
+        "result": {
+            "winner": int(result.winner),
+            "termination": result.termination.value,
+            "scores": list(result.scores),
+            "games": result.games,
+            "forfeit": None
+            if fault is None
+            else {"seat": fault.seat, "fault": fault.kind.value, "detail": fault.detail},
+        },
+    }
+
+
+def apply_bot_reply(
+    server: BotServer, game: GameState, seat: Seat, reply: Reply, session: BotSession
+) -> GameState | Fault:
+    """The game after the bot's ``act``; an unparsable or illegal action is answered with an
+    ``error`` and becomes an illegal-action fault."""
+    text = reply.message["action"]
+    try:
+        return apply(game, seat, parse_action(text))
+    except (ActionParseError, IllegalActionError) as error:
+        server.notify(
+            session,
+            {
+                "type": "error",
+                "reply_to": reply.message.get("id"),
+                "code": "illegal_action",
+                "message": str(error),
+            },
+        )
+        session.counters[FaultKind.ILLEGAL_ACTION.value] += 1
+        return Fault(
+            FaultKind.ILLEGAL_ACTION,
+            int(seat),
+            session.name,
+            f"{text!r}: {error}",
+            stderr_tail=session.stderr_tail(),
+        )

@@ -1,0 +1,295 @@
+"""The ``sprt`` command: is a new bot better than an old one? Play duplicate pairs until the
+sequential probability ratio test of :mod:`tournaments.sprt` decides.
+
+Pair k deals from ``derive_seed(seed, "match", k)``, the new bot in seat 0 in match 2k-1 and
+the old bot in seat 0 in match 2k, exactly as ``aegis-ref match NEW OLD --seed S`` numbers
+its matches. A forfeit is a loss for the offender; a pair with a void match (both bots
+failed before the first game) is skipped.
+
+Exit codes: 0 H1 accepted (the new bot is better); 1 H0 accepted (it is not); 3 undecided
+when ``--max-matches`` ran out; 2 the test could not run (a malformed command line, a bot
+name that resolves to nothing, an unwritable record, only void pairs); 130 interrupted
+(Ctrl-C).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from referee.bots import BotSpec
+from referee.bundled import BotNameError, resolve_bot
+from referee.cli import (
+    ColdMarginOption,
+    MaxExchangeRoundsOption,
+    PromiseMinBidOption,
+    TargetScoreOption,
+    rules_from_flags,
+    write_record,
+)
+from referee.records import dumps_line
+from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.selfplay import derive_seed
+from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, run_sprt
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_H0",
+    "EXIT_H1",
+    "EXIT_INTERRUPTED",
+    "EXIT_UNDECIDED",
+    "app",
+    "sprt",
+    "status_text",
+]
+
+app = typer.Typer(no_args_is_help=True)
+
+EXIT_H1 = 0
+EXIT_H0 = 1
+EXIT_UNDECIDED = 3
+# 2, like typer's own usage errors: a script can tell a refused command from a verdict.
+EXIT_ERROR = 2
+#: 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
+EXIT_INTERRUPTED = 130
+#: Void pairs in a row after which the bots are taken to be unable to play at all.
+MAX_VOID_IN_A_ROW = 3
+
+_BOT_HELP = 'A bundled bot\'s name (random, …) or a quoted command line: "python3 my_bot.py".'
+
+
+def status_text(status: SprtStatus) -> Text:
+    """One line: pairs and their W-D-L as 2-0/1-1/0-2, the LLR in its bounds, the Elo."""
+    counts = status.counts
+    text = Text()
+    text.append(f"pairs {counts.pairs}", style="bold")
+    text.append(f" ({counts.text()}")
+    if status.void_pairs:
+        text.append(f", void {status.void_pairs}")
+    text.append(")  ")
+    text.append("LLR ")
+    style = {Decision.ACCEPT_H1: "bold green", Decision.ACCEPT_H0: "bold red"}.get(
+        status.decision, "bold"
+    )
+    text.append(f"{status.llr:+.2f}", style=style)
+    text.append(f" [{status.lower:+.2f}, {status.upper:+.2f}]  ")
+    confidence = round(status.estimate.confidence * 100)
+    text.append(f"Elo {status.estimate.text()} ({confidence} %)")
+    return text
+
+
+class _Display:
+    """Live status on a terminal; otherwise one line per pair, for logs."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._live: Live | None = None
+        if console.is_terminal:
+            self._live = Live(
+                Text("playing the first pair…"),
+                console=console,
+                auto_refresh=False,
+                transient=False,
+            )
+            self._live.start(refresh=True)
+
+    def note(self, message: Text | str) -> None:
+        """A line above the live status (a fault, a void match)."""
+        self.console.print(message)
+
+    def pair(self, number: int, outcome: PairOutcome | None, status: SprtStatus) -> None:
+        """Show the status after pair ``number``."""
+        line = status_text(status)
+        if self._live is not None:
+            self._live.update(line, refresh=True)
+            return
+        label = "void" if outcome is None else outcome.label
+        self.console.print(Text(f"pair {number}: {label:4}  ") + line)
+
+    def close(self) -> None:
+        """Stop the live display, leaving the last status on screen."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+
+@app.command()
+def sprt(
+    new: Annotated[str, typer.Argument(help=f"The new bot. {_BOT_HELP}")],
+    old: Annotated[str, typer.Argument(help="The old bot, in the same form.")],
+    elo0: Annotated[float, typer.Option(help="H0: the new bot is this many Elo better.")] = 0.0,
+    elo1: Annotated[float, typer.Option(help="H1: the new bot is this many Elo better.")] = 20.0,
+    alpha: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Chance of accepting H1 when H0 holds.")
+    ] = 0.05,
+    beta: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Chance of accepting H0 when H1 holds.")
+    ] = 0.05,
+    max_matches: Annotated[
+        int | None,
+        typer.Option(min=2, help="Stop undecided (exit 3) after this many matches (whole pairs)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Master seed: same seed, same deals.")] = 1,
+    record: Annotated[
+        Path | None, typer.Option(dir_okay=False, help="Write the JSON Lines record here.")
+    ] = None,
+    decision_ms: Annotated[int, typer.Option(min=1, help="Deadline of each decision.")] = 1000,
+    warmup_ms: Annotated[
+        int, typer.Option(min=0, help="Extra time for start-up and each first decision.")
+    ] = 5000,
+    target_score: TargetScoreOption = None,
+    cold_margin: ColdMarginOption = None,
+    promise_min_bid: PromiseMinBidOption = None,
+    max_exchange_rounds: MaxExchangeRoundsOption = None,
+) -> None:
+    """Is NEW better than OLD? Play duplicate pairs of matches until the SPRT decides.
+
+    The sequential probability ratio test weighs H1 (NEW is elo1 better) against H0 (NEW is
+    elo0 better). Each pair, same deals with seats swapped, scores 1, 1/2 or 0 for NEW (2-0,
+    1-1, 0-2); the LLR is fishtest's generalised one on logistic Elo. Exit 0: H1 accepted,
+    1: H0 accepted, 3: undecided at --max-matches, 2: cannot run, 130: interrupted.
+    """
+    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
+    try:
+        test = SprtTest(elo0, elo1, alpha, beta)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    try:
+        spec_new = resolve_bot(new)
+        spec_old = resolve_bot(old)
+    except BotNameError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
+    if spec_new.name == spec_old.name:
+        spec_new = resolve_bot(new, name=f"{spec_new.name}-new")
+        spec_old = resolve_bot(old, name=f"{spec_old.name}-old")
+    console = Console(highlight=False, markup=False, soft_wrap=True)
+    lower, upper = test.bounds
+    console.print(
+        f"SPRT {spec_new.name} (new) vs {spec_old.name} (old): H0 elo {elo0:+g}, "
+        f"H1 elo {elo1:+g}, alpha {alpha:g}, beta {beta:g}; LLR bounds "
+        f"[{lower:+.2f}, {upper:+.2f}]; seed {seed}"
+    )
+    control = TimeControl(decision_ms=decision_ms, warmup_ms=warmup_ms)
+    lines: list[str] | None = None if record is None else []  # kept only when asked for
+    display = _Display(console)
+    status: SprtStatus | None = None
+    try:
+        with MatchRunner(options=options, time_control=control) as runner:
+
+            def play_pair(number: int) -> PairOutcome | None:
+                return _play_pair(runner, (spec_new, spec_old), seed, number, lines, display)
+
+            status = run_sprt(
+                test,
+                play_pair,
+                max_pairs=None if max_matches is None else max_matches // 2,
+                on_pair=display.pair,
+                max_void_in_a_row=MAX_VOID_IN_A_ROW,
+            )
+    except KeyboardInterrupt:
+        display.close()
+        console.print("interrupted: no decision")
+        _write(record, lines)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        display.close()
+    _write(record, lines)
+    raise typer.Exit(_conclude(console, status, spec_new.name, spec_old.name, test, max_matches))
+
+
+def _play_pair(
+    runner: MatchRunner,
+    specs: tuple[BotSpec, BotSpec],
+    seed: int,
+    number: int,
+    lines: list[str] | None,
+    display: _Display,
+) -> PairOutcome | None:
+    """Play pair ``number``: the new bot in seat 0, then in seat 1, on the same deals."""
+    spec_new, spec_old = specs
+    pair_seed = derive_seed(seed, "match", number)
+    won = 0
+    void = False
+    for swapped in (False, True):
+        match_number = 2 * number - 1 + swapped
+        seats = [spec_old, spec_new] if swapped else [spec_new, spec_old]
+        report = runner.play(seats, pair_seed, str(match_number))
+        if lines is not None:
+            lines.extend(dumps_line(line) for line in report.record_lines(match_number))
+        _note_faults(display, match_number, report)
+        if report.winner is None:
+            void = True
+        elif report.players[report.winner] == spec_new.name:
+            won += 1
+    return None if void else PairOutcome(won)
+
+
+def _note_faults(display: _Display, match_number: int, report: MatchReport) -> None:
+    if report.void:
+        reasons = "; ".join(fault.describe() for fault in report.faults)
+        display.note(Text(f"match {match_number}: void ({reasons})", style="yellow"))
+    elif report.forfeit_fault is not None:
+        display.note(
+            Text(
+                f"match {match_number}: forfeit by {report.forfeit_fault.bot}: "
+                f"{report.forfeit_fault.describe()}",
+                style="yellow",
+            )
+        )
+
+
+def _write(record: Path | None, lines: list[str] | None) -> None:
+    if record is None or lines is None:
+        return
+    try:
+        write_record(record, lines)
+    except OSError as error:
+        typer.echo(f"cannot write record {record}: {error.strerror or error}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
+    typer.echo(f"record: {record}")
+
+
+def _conclude(
+    console: Console,
+    status: SprtStatus | None,
+    new: str,
+    old: str,
+    test: SprtTest,
+    max_matches: int | None,
+) -> int:
+    """Print the verdict; return the exit code."""
+    assert status is not None
+    pairs = status.counts.pairs
+    where = f"LLR {status.llr:+.2f} after {pairs} pairs ({2 * pairs} matches)"
+    if status.decision is Decision.ACCEPT_H1:
+        console.print(
+            f"H1 accepted: {new} is better than {old} "
+            f"(elo {test.elo1:+g} rather than {test.elo0:+g}); {where} >= {status.upper:+.2f}",
+            style="bold green",
+        )
+        return EXIT_H1
+    if status.decision is Decision.ACCEPT_H0:
+        console.print(
+            f"H0 accepted: {new} is not better than {old} "
+            f"(elo {test.elo0:+g} rather than {test.elo1:+g}); {where} <= {status.lower:+.2f}",
+            style="bold red",
+        )
+        return EXIT_H0
+    if status.void_in_a_row >= MAX_VOID_IN_A_ROW:
+        console.print(
+            f"no decision: {MAX_VOID_IN_A_ROW} void pairs in a row, the bots cannot play",
+            style="bold red",
+        )
+        return EXIT_ERROR
+    console.print(
+        f"undecided: --max-matches {max_matches} reached; {where}, "
+        f"inside [{status.lower:+.2f}, {status.upper:+.2f}]",
+        style="bold yellow",
+    )
+    return EXIT_UNDECIDED
