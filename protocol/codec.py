@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from protocol.errors import ProtocolError
 from protocol.messages import ANY_MESSAGE, BOT_MESSAGE, REFEREE_MESSAGE
+from protocol.wire import MAX_MESSAGE_BYTES, decode_map
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -25,10 +26,6 @@ __all__ = [
     "validate_bot_message",
 ]
 
-#: Largest message either side may send. A decision request is usually under 1.5 KiB.
-MAX_MESSAGE_BYTES = 65_536
-_MAX_ITEMS = 4096  # no message has more entries in one array or map
-
 
 def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
     """Encode a message (model or plain map) as one msgpack map; raise if it is too large."""
@@ -37,33 +34,6 @@ def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
     if len(packed) > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {len(packed)} bytes exceeds {MAX_MESSAGE_BYTES}")
     return packed
-
-
-def decode_map(payload: bytes) -> dict[str, Any]:
-    """Decode one message's bytes to a map with a string ``type``; raise ProtocolError."""
-    if not isinstance(payload, bytes | bytearray | memoryview):
-        raise ProtocolError(f"a message must be bytes, got {type(payload).__name__}")
-    if len(payload) > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}")
-    try:
-        data = msgpack.unpackb(
-            payload,
-            raw=False,
-            strict_map_key=True,
-            max_array_len=_MAX_ITEMS,
-            max_map_len=_MAX_ITEMS,
-            max_str_len=MAX_MESSAGE_BYTES,
-            max_bin_len=MAX_MESSAGE_BYTES,
-            max_ext_len=0,
-        )
-    except Exception as error:  # msgpack raises many types (ValueError, ExtraData, …)
-        raise ProtocolError(f"not a msgpack message: {type(error).__name__}: {error}") from None
-    if not isinstance(data, dict):
-        raise ProtocolError(f"a message must be a msgpack map, got {type(data).__name__}")
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        raise ProtocolError(f"a message needs a string field 'type', got {kind!r}")
-    return data
 
 
 def decode(payload: bytes) -> dict[str, Any]:

@@ -19,9 +19,8 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, NamedTuple, overload
 
-import msgpack
-
 from protocol.errors import ProtocolError
+from protocol.wire import MAX_MESSAGE_BYTES, decode_map
 from referee.actions import PASS, PLAYS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid
 from referee.cards import DECK, Card, Suit
 from referee.errors import AegisError
@@ -60,14 +59,10 @@ __all__ = [
     "validate_strictly",
 ]
 
-#: Largest message either side may send (the same limit as :mod:`protocol.codec`, which this
-#: module does not import because it loads pydantic).
-MAX_MESSAGE_BYTES = 65_536
 #: The values of a ``decide`` message's ``decision`` field.
 DECISION_KINDS = ("exchange", "bid", "play")
 #: Largest message id (ids stay exact in JavaScript numbers).
 MAX_MESSAGE_ID = 2**53 - 1
-_MAX_ITEMS = 4096
 
 _CARDS: dict[str, Card] = {str(card): card for card in DECK}
 _SEATS: dict[int, Seat] = {0: Seat.FIRST, 1: Seat.SECOND}
@@ -173,30 +168,8 @@ def _map(value: Any, name: str) -> dict[str, Any]:
 
 
 def decode_message(payload: bytes) -> dict[str, Any]:
-    """Decode one message's bytes to a map with a string ``type``; raise ProtocolError.
-
-    The same checks as :func:`protocol.codec.decode_map` (size, msgpack, a map, a ``type``).
-    """
-    if len(payload) > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}")
-    try:
-        data = msgpack.unpackb(
-            payload,
-            raw=False,
-            strict_map_key=True,
-            max_array_len=_MAX_ITEMS,
-            max_map_len=_MAX_ITEMS,
-            max_str_len=MAX_MESSAGE_BYTES,
-            max_bin_len=MAX_MESSAGE_BYTES,
-            max_ext_len=0,
-        )
-    except Exception as error:  # msgpack raises many types (ValueError, ExtraData, …)
-        raise ProtocolError(f"not a msgpack message: {type(error).__name__}: {error}") from None
-    if type(data) is not dict:
-        raise ProtocolError(f"a message must be a msgpack map, got {type(data).__name__}")
-    if type(data.get("type")) is not str:
-        raise ProtocolError(f"a message needs a string field 'type', got {data.get('type')!r}")
-    return data
+    """Decode one message's bytes to a map with a string ``type``; raise ProtocolError."""
+    return decode_map(payload)
 
 
 def _describe(error: Exception) -> str:

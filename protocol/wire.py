@@ -1,0 +1,46 @@
+"""Bytes to a message map: the one decoding step every reader shares.
+
+Kept apart from :mod:`protocol.codec` so that bots using the SDK can decode without
+importing pydantic and the message models (which would slow their start-up).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+
+from protocol.errors import ProtocolError
+
+__all__ = ["MAX_MESSAGE_BYTES", "decode_map"]
+
+#: Largest message either side may send. A decision request is usually under 1.5 KiB.
+MAX_MESSAGE_BYTES = 65_536
+_MAX_ITEMS = 4096  # no message has more entries in one array or map
+
+
+def decode_map(payload: bytes) -> dict[str, Any]:
+    """Decode one message's bytes to a map with a string ``type``; raise ProtocolError."""
+    if not isinstance(payload, bytes | bytearray | memoryview):
+        raise ProtocolError(f"a message must be bytes, got {type(payload).__name__}")
+    if len(payload) > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        data = msgpack.unpackb(
+            payload,
+            raw=False,
+            strict_map_key=True,
+            max_array_len=_MAX_ITEMS,
+            max_map_len=_MAX_ITEMS,
+            max_str_len=MAX_MESSAGE_BYTES,
+            max_bin_len=MAX_MESSAGE_BYTES,
+            max_ext_len=0,
+        )
+    except Exception as error:  # msgpack raises many types (ValueError, ExtraData, …)
+        raise ProtocolError(f"not a msgpack message: {type(error).__name__}: {error}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError(f"a message must be a msgpack map, got {type(data).__name__}")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError(f"a message needs a string field 'type', got {kind!r}")
+    return data
