@@ -9,7 +9,13 @@ from pathlib import Path
 import sample_bots
 from referee.bots import BotSpec
 
-__all__ = ["BotNameError", "bundled_bot_names", "resolve_bot", "sample_bots_dir"]
+__all__ = [
+    "BotNameError",
+    "bundled_bot_names",
+    "resolve_bot",
+    "resolve_pair",
+    "sample_bots_dir",
+]
 
 
 class BotNameError(ValueError):
@@ -60,6 +66,18 @@ def resolve_bot(text: str, name: str | None = None) -> BotSpec:
     if "/" in program and not Path(program).exists():
         raise BotNameError(f"bot program {program!r} does not exist")
     return BotSpec(name or _name_from_command(argv), tuple(argv))
+
+
+def resolve_pair(
+    first: str, second: str, suffixes: tuple[str, str] = ("-a", "-b")
+) -> tuple[BotSpec, BotSpec]:
+    """Resolve two bots that will meet; if their names clash (a bot against itself), each
+    name gets its suffix so that records and summaries can tell them apart."""
+    spec_first, spec_second = resolve_bot(first), resolve_bot(second)
+    if spec_first.name == spec_second.name:
+        spec_first = resolve_bot(first, name=spec_first.name + suffixes[0])
+        spec_second = resolve_bot(second, name=spec_second.name + suffixes[1])
+    return spec_first, spec_second
 
 
 _INTERPRETERS = ("python", "node", "bash", "sh", "ruby", "perl", "java", "pypy")

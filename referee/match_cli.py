@@ -13,7 +13,7 @@ import typer
 import zmq
 from rich.console import Console
 
-from referee.bundled import BotNameError, resolve_bot
+from referee.bundled import BotNameError, resolve_pair
 from referee.cli import (
     EXIT_UNREADABLE,
     ColdMarginOption,
@@ -76,14 +76,10 @@ def match(
     """
     options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
     try:
-        spec_a = resolve_bot(bot_a)
-        spec_b = resolve_bot(bot_b)
+        spec_a, spec_b = resolve_pair(bot_a, bot_b)
     except BotNameError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_UNREADABLE) from None
-    if spec_a.name == spec_b.name:
-        spec_a = resolve_bot(bot_a, name=f"{spec_a.name}-a")
-        spec_b = resolve_bot(bot_b, name=f"{spec_b.name}-b")
     control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
     names = (spec_a.name, spec_b.name)
     remote = _remote_listener(listen, key_file, spec_a.is_remote or spec_b.is_remote)

@@ -23,7 +23,7 @@ from rich.live import Live
 from rich.text import Text
 
 from referee.bots import BotSpec
-from referee.bundled import BotNameError, resolve_bot
+from referee.bundled import BotNameError, resolve_pair
 from referee.cli import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
@@ -160,14 +160,10 @@ def sprt(
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
     try:
-        spec_new = resolve_bot(new)
-        spec_old = resolve_bot(old)
+        spec_new, spec_old = resolve_pair(new, old, ("-new", "-old"))
     except BotNameError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_ERROR) from None
-    if spec_new.name == spec_old.name:
-        spec_new = resolve_bot(new, name=f"{spec_new.name}-new")
-        spec_old = resolve_bot(old, name=f"{spec_old.name}-old")
     console = Console(highlight=False, markup=False, soft_wrap=True)
     lower, upper = test.bounds
     console.print(
