@@ -1,4 +1,4 @@
-"""Command-line commands of tournaments: ``tournament`` and ``standings``.
+"""Command-line commands of tournaments: ``tournament``, ``standings`` and ``report``.
 
 Exit codes: 0 done; 1 the run gave up (a worker died); 2 bad config, store or arguments;
 130 (143 for SIGTERM) stopped by a signal before the end, resumable with the same command.
@@ -18,11 +18,20 @@ from rich.console import Console
 from tournaments.config import load_config
 from tournaments.errors import TournamentError
 from tournaments.render import LiveDisplay, QuietDisplay, TournamentDisplay, render_standings
+from tournaments.report import REPORT_NAME, write_report
 from tournaments.standings import load_standings
 from tournaments.store import open_store
 from tournaments.tournament import StopRequest, handle_stop_signals, run_tournament
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_USAGE", "app", "standings", "tournament"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "app",
+    "report",
+    "standings",
+    "tournament",
+]
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -71,13 +80,26 @@ def tournament(
         int | None,
         typer.Option(min=1, help="Matches played at once (overrides the config)."),
     ] = None,
+    local_cluster: Annotated[
+        int | None,
+        typer.Option(
+            "--local-cluster",
+            metavar="N",
+            min=1,
+            max=256,
+            help="Play on a Dask LocalCluster of N one-thread workers started here, instead "
+            "of the config's executor: to try the cluster executor (needs the cluster extra).",
+        ),
+    ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No live display: one line at the end.")
     ] = False,
 ) -> None:
     """Play a tournament; run the same command again to resume an interrupted one."""
     try:
-        setup = load_config(config).with_overrides(output=output, concurrency=concurrency)
+        setup = load_config(config).with_overrides(
+            output=output, concurrency=concurrency, local_cluster=local_cluster
+        )
     except TournamentError as error:
         raise _fail(str(error)) from None
     console = _console()
@@ -133,3 +155,28 @@ def standings(
         known = ", ".join(row.name for row in table.rows)
         raise _fail(f"--anchor: unknown bot {anchor!r}; bots: {known}")
     render_standings(table, format.value, _console())
+
+
+@app.command()
+def report(
+    output_dir: Annotated[Path, typer.Argument(help="A tournament's output directory.")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            dir_okay=False,
+            help=f"Where to write the page (default: OUTPUT_DIR/{REPORT_NAME}).",
+        ),
+    ] = None,
+    anchor: Annotated[
+        str | None, typer.Option(help="Fix this bot's Elo at 1500 (default: mean 1500).")
+    ] = None,
+) -> None:
+    """Write a self-contained HTML report: standings, Elo chart, crosstable heat map, rating
+    progression, faults per bot and links to every match record. Works during a run too."""
+    try:
+        path = write_report(output_dir, output, anchor=anchor)
+    except TournamentError as error:
+        raise _fail(str(error)) from None
+    typer.echo(f"report: {path}")

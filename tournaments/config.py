@@ -16,7 +16,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,7 +34,11 @@ from tournaments.errors import ConfigError, ConfigIssue
 __all__ = [
     "BOT_NAME_PATTERN",
     "BotConfig",
+    "DaskTLS",
+    "ExecutorConfig",
+    "ExecutorSetup",
     "LimitsConfig",
+    "TLSConfig",
     "TimeControlConfig",
     "TournamentConfig",
     "TournamentSetup",
@@ -46,10 +50,13 @@ __all__ = [
 #: kept to letters, digits, ``_``, ``.`` and ``-``; ``+`` separates the two seats in an id.
 BOT_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _Z85_KEY = re.compile(r"[0-9A-Za-z.\-:+=^!/*?&<>()\[\]{}@%$#]{40}")
+#: A Dask scheduler address: tcp:// or tls://, a host (name, IPv4 or [IPv6]) and a port.
+_SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 _DEFAULT_LIMITS = ResourceLimits()
 _DEFAULT_TIME = TimeControl()
 
 Format = Literal["round_robin", "gauntlet"]
+ExecutorKind = Literal["local", "dask"]
 
 
 class _Model(BaseModel):
@@ -136,6 +143,47 @@ class TimeControlConfig(_Model):
     )
 
 
+class TLSConfig(_Model):
+    """TLS files for the connection to a Dask scheduler (paths relative to the config file)."""
+
+    ca_file: str = Field(description="CA certificate(s) that signed the cluster's (PEM).")
+    cert: str = Field(description="This coordinator's client certificate (PEM).")
+    key: str | None = Field(
+        default=None, description="Its private key (PEM), if the certificate file lacks it."
+    )
+
+
+class ExecutorConfig(_Model):
+    """Where matches are played: ``local`` (a process pool on this machine, ``concurrency``
+    workers) or ``dask`` (the workers of a Dask cluster; see docs/cluster.md)."""
+
+    kind: ExecutorKind = Field(default="local", description="local or dask.")
+    address: str | None = Field(
+        default=None,
+        description="kind dask: the scheduler's address, tcp://host:8786 or tls://host:8786.",
+    )
+    scheduler_file: str | None = Field(
+        default=None,
+        description="kind dask, instead of address: the JSON file a scheduler started with "
+        "--scheduler-file writes (relative to the config file).",
+    )
+    tls: TLSConfig | None = Field(
+        default=None,
+        description="kind dask: client certificate and CA for a tls:// scheduler (without it, "
+        "a tls:// address takes the TLS settings of Dask's own configuration).",
+    )
+    connect_timeout_s: int = Field(
+        default=30, ge=1, le=3600, description="kind dask: seconds to wait for the scheduler."
+    )
+    batch_size: int = Field(
+        default=1,
+        ge=1,
+        le=100,
+        description="kind dask: matches per task; more than 1 spreads the cost of a task over "
+        "several short matches (a worker that dies plays its whole batch again elsewhere).",
+    )
+
+
 class TournamentConfig(_Model):
     """A tournament config file, as validated (before bot commands are resolved)."""
 
@@ -156,7 +204,11 @@ class TournamentConfig(_Model):
     rules: dict[str, int] = Field(default_factory=dict, description="Rules options (RULES.md).")
     time_control: TimeControlConfig = TimeControlConfig()  # frozen: safe to share
     concurrency: int = Field(
-        default=1, ge=1, le=256, description="Matches played at the same time."
+        default=1,
+        ge=1,
+        le=256,
+        description="Matches played at the same time by the local executor (one worker "
+        "process each); on a Dask cluster, as many as its workers have threads.",
     )
     seed: int = Field(default=1, ge=0, description="Master seed of every deal.")
     output: str | None = Field(
@@ -166,6 +218,47 @@ class TournamentConfig(_Model):
     anchor: str | None = Field(
         default=None, description="A bot whose Elo is fixed at 1500; default: the mean is 1500."
     )
+    executor: ExecutorConfig = Field(
+        default=ExecutorConfig(),  # frozen: safe to share
+        description="'local' (default), 'dask', or a mapping {kind: dask, address: ...}.",
+    )
+
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _executor_kind(cls, value: object) -> object:
+        # ``executor: local`` is short for ``executor: {kind: local}``.
+        return {"kind": value} if isinstance(value, str) else value
+
+
+@dataclass(frozen=True, slots=True)
+class DaskTLS:
+    """Resolved TLS files of a Dask connection (see :class:`TLSConfig`)."""
+
+    ca_file: Path
+    cert: Path
+    key: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorSetup:
+    """Where matches are played, resolved: the local process pool, or a Dask cluster reached
+    by ``address`` or ``scheduler_file``, or started here with ``local_workers`` workers
+    (``--local-cluster N``)."""
+
+    kind: ExecutorKind = "local"
+    address: str | None = None
+    scheduler_file: Path | None = None
+    tls: DaskTLS | None = None
+    connect_timeout_s: float = 30.0
+    #: Start a Dask LocalCluster of this many single-threaded worker processes.
+    local_workers: int | None = None
+    #: Matches per task (a cluster's): more than one spreads a task's cost over them.
+    batch_size: int = 1
+
+    @property
+    def is_dask(self) -> bool:
+        """True when matches go to a Dask cluster."""
+        return self.kind == "dask"
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +277,8 @@ class TournamentSetup:
     seed: int
     output: Path
     anchor: str | None = None
+    #: Where matches are played (config key ``executor``).
+    executor: ExecutorSetup = field(default_factory=ExecutorSetup)
     #: The config file, if the setup came from one.
     source: Path | None = None
 
@@ -193,13 +288,24 @@ class TournamentSetup:
         return tuple(spec.name for spec in self.bots)
 
     def with_overrides(
-        self, *, output: Path | None = None, concurrency: int | None = None
+        self,
+        *,
+        output: Path | None = None,
+        concurrency: int | None = None,
+        local_cluster: int | None = None,
     ) -> TournamentSetup:
-        """The same setup with the command line's ``--output`` / ``--concurrency`` applied."""
+        """The same setup with the command line's ``--output`` / ``--concurrency`` /
+        ``--local-cluster`` applied (a local cluster replaces the config's executor)."""
+        executor = self.executor
+        if local_cluster is not None:
+            executor = ExecutorSetup(
+                kind="dask", local_workers=local_cluster, batch_size=executor.batch_size
+            )
         return replace(
             self,
             output=self.output if output is None else output,
             concurrency=self.concurrency if concurrency is None else concurrency,
+            executor=executor,
         )
 
 
@@ -321,6 +427,8 @@ _KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "bot": tuple(BotConfig.model_fields),
     "limits": tuple(LimitsConfig.model_fields),
     "time_control": tuple(TimeControlConfig.model_fields),
+    "executor": tuple(ExecutorConfig.model_fields),
+    "tls": tuple(TLSConfig.model_fields),
 }
 
 
@@ -330,6 +438,8 @@ def _known_keys(path: _Path) -> tuple[str, ...]:
         return _KNOWN_KEYS["top"]
     if path[0] == "time_control":
         return _KNOWN_KEYS["time_control"]
+    if path[0] == "executor":
+        return _KNOWN_KEYS["tls" if path[1:] == ("tls",) else "executor"]
     if path[0] == "bots" and len(path) == 2:
         return _KNOWN_KEYS["bot"]
     if path[0] == "bots" and len(path) == 3 and path[2] == "limits":
@@ -467,6 +577,77 @@ def _resolve_bot(bot: BotConfig, index: int, base_dir: Path, seed: int) -> BotSp
     return BotSpec(bot.name, argv, str(cwd.resolve()), env, limits)
 
 
+def _resolve_file(text: str, base_dir: Path, path: _Path, *, must_exist: bool = True) -> Path:
+    """A file named in the config, resolved against its directory."""
+    resolved = Path(os.path.normpath(base_dir / Path(text).expanduser()))
+    if must_exist and not resolved.is_file():
+        raise _PathError(path, f"file {text!r} does not exist (looked for {resolved})")
+    return resolved
+
+
+def _resolve_executor(
+    config: ExecutorConfig, base_dir: Path
+) -> tuple[ExecutorSetup, list[_PathError]]:
+    """The executor's setup, or the problems with its keys (all of them)."""
+    problems: list[_PathError] = []
+    if config.kind == "local":
+        for key in ("address", "scheduler_file", "tls"):
+            if getattr(config, key) is not None:
+                problems.append(_PathError(("executor", key), "only used with kind: dask"))
+        if config.batch_size != 1:
+            problems.append(_PathError(("executor", "batch_size"), "only used with kind: dask"))
+        return ExecutorSetup(), problems
+    if (config.address is None) == (config.scheduler_file is None):
+        problems.append(
+            _PathError(
+                ("executor",),
+                "kind dask needs exactly one of 'address' (tcp://host:8786) or 'scheduler_file'",
+            )
+        )
+    if config.address is not None and not _SCHEDULER_ADDRESS.fullmatch(config.address):
+        problems.append(
+            _PathError(
+                ("executor", "address"),
+                "a Dask scheduler address is tcp://HOST:PORT or tls://HOST:PORT",
+            )
+        )
+    elif config.tls is not None and (config.address or "").startswith("tcp://"):
+        problems.append(
+            _PathError(("executor", "address"), "the 'tls' files need a tls:// address")
+        )
+    scheduler_file = None
+    if config.scheduler_file is not None:
+        # The scheduler writes it when it starts: it need not exist yet.
+        scheduler_file = _resolve_file(
+            config.scheduler_file, base_dir, ("executor", "scheduler_file"), must_exist=False
+        )
+    tls = None
+    if config.tls is not None:
+        files: dict[str, Path | None] = {}
+        for key in ("ca_file", "cert", "key"):
+            text = getattr(config.tls, key)
+            try:
+                files[key] = (
+                    None
+                    if text is None
+                    else _resolve_file(text, base_dir, ("executor", "tls", key))
+                )
+            except _PathError as problem:
+                problems.append(problem)
+        ca_file, cert = files.get("ca_file"), files.get("cert")
+        if ca_file is not None and cert is not None:
+            tls = DaskTLS(ca_file, cert, files.get("key"))
+    setup = ExecutorSetup(
+        kind="dask",
+        address=config.address,
+        scheduler_file=scheduler_file,
+        tls=tls,
+        connect_timeout_s=float(config.connect_timeout_s),
+        batch_size=config.batch_size,
+    )
+    return setup, problems
+
+
 def _cross_checks(config: TournamentConfig) -> list[_PathError]:
     problems: list[_PathError] = []
     names: dict[str, int] = {}
@@ -547,6 +728,8 @@ def parse_config(
     problems = _cross_checks(config)
     options, rule_problems = _check_rules(config.rules)
     problems += rule_problems
+    executor, executor_problems = _resolve_executor(config.executor, base_dir)
+    problems += executor_problems
     specs: list[BotSpec] = []
     for index, bot in enumerate(config.bots):
         try:
@@ -574,6 +757,7 @@ def parse_config(
         seed=config.seed,
         output=Path(config.output) if config.output else Path("results") / _slug(config.name),
         anchor=config.anchor,
+        executor=executor,
     )
 
 

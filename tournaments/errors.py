@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "ClusterError",
     "ConfigError",
     "ConfigIssue",
     "StoreError",
@@ -51,3 +52,8 @@ class StoreMismatchError(StoreError):
 
 class StoreLockedError(StoreError):
     """Another ``aegis-ref tournament`` is writing to the same output directory."""
+
+
+class ClusterError(TournamentError):
+    """The cluster executor cannot be used: the extra is not installed, the scheduler cannot
+    be reached, or its workers cannot run the tournament's bots."""

@@ -9,8 +9,13 @@
    small window of them in flight (never the whole schedule, never all results);
 3. store each finished match (record file first, then its row in one transaction) and tell
    the display;
-4. on a stop request (Ctrl-C, SIGTERM): submit nothing more, cancel what has not started,
-   store what finishes, shut the workers down (they stop their bots) and report.
+4. on a stop request (Ctrl-C, SIGTERM): submit nothing more, cancel what has not started
+   (on a cluster, where cancelling loses a running match, let all in flight finish), store
+   what finishes, shut the workers down (they stop their bots) and report.
+
+The executor is the config's ``executor``: the local process pool of :func:`make_executor`,
+or a Dask cluster's (:mod:`tournaments.cluster`, imported only then). Either way the workers
+only play and return plain data; the coordinator alone writes the store.
 
 A run that dies uncleanly (``kill -9``, power loss) loses at most the matches in flight;
 running the same command again plays exactly the matches that are not stored.
@@ -20,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import multiprocessing
 import multiprocessing.context
 import os
 import signal
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import (
     FIRST_COMPLETED,
     Executor,
@@ -38,6 +44,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from tournaments.config import TournamentSetup
 from tournaments.errors import TournamentError
@@ -57,7 +64,13 @@ from tournaments.store import (
     save_result,
     write_record,
 )
-from tournaments.worker import MatchOutcome, MatchTask, init_worker, play_match_task
+from tournaments.worker import (
+    MatchOutcome,
+    MatchTask,
+    init_worker,
+    play_match_batch,
+    play_match_task,
+)
 
 __all__ = [
     "RunSummary",
@@ -192,6 +205,10 @@ class _Coordinator:
         executor: Executor,
         display: TournamentDisplay,
         stop: StopRequest,
+        *,
+        capacity: Callable[[], int] | None = None,
+        drain_on_stop: bool = False,
+        batch_size: int = 1,
     ) -> None:
         self.setup = setup
         self.output = setup.output
@@ -202,6 +219,14 @@ class _Coordinator:
         self.specs = {spec.name: spec for spec in setup.bots}
         self.played = 0
         self.failure: str | None = None
+        #: Matches the executor plays at once (worker processes or threads), asked anew as
+        #: the window refills: a cluster's workers may come and go.
+        self.capacity = capacity or (lambda: setup.concurrency)
+        #: On a stop request, let every match in flight finish instead of cancelling those not
+        #: started: a Dask future cancels even a running match (whose result is then lost).
+        self.drain_on_stop = drain_on_stop
+        #: Matches per submitted task (a cluster's ``batch_size``).
+        self.batch_size = batch_size
 
     def task(self, match: ScheduledMatch) -> MatchTask:
         """The plain-data task of a scheduled match."""
@@ -233,42 +258,92 @@ class _Coordinator:
             self.played += 1
             self.display.match_stored(row)
 
+    def submit(self, batch: list[ScheduledMatch]) -> Future[Any]:
+        """Hand one match (or a batch of them) to the executor."""
+        if len(batch) == 1:
+            return self.executor.submit(play_match_task, self.task(batch[0]))
+        return self.executor.submit(play_match_batch, [self.task(match) for match in batch])
+
     def run(self, connection: sqlite3.Connection, pending: Iterator[ScheduledMatch]) -> None:
         """Keep a window of matches in flight until none is pending or a stop is asked."""
-        # Two per worker: one playing, one queued, so a worker never waits for the
-        # coordinator; never more, so memory stays flat and a stop cancels little.
-        window = 2 * max(1, self.setup.concurrency)
-        in_flight: dict[Future[MatchOutcome], ScheduledMatch] = {}
+        in_flight: dict[Future[Any], list[ScheduledMatch]] = {}
         while True:
+            # Two tasks per worker: one playing, one queued, so a worker never waits for the
+            # coordinator; never more, so memory stays flat and a stop cancels little.
+            window = 2 * max(1, self.capacity())
             while not self.stop.requested and self.failure is None and len(in_flight) < window:
-                match = next(pending, None)
-                if match is None:
+                batch = list(itertools.islice(pending, self.batch_size))
+                if not batch:
                     break
                 try:
-                    future = self.executor.submit(play_match_task, self.task(match))
+                    future = self.submit(batch)
                 except (BrokenProcessPool, RuntimeError) as error:
-                    self.failure = f"cannot submit match {match.match_id}: {error}"
+                    self.failure = f"cannot submit match {batch[0].match_id}: {error}"
                     break
-                in_flight[future] = match
-            if self.stop.requested or self.failure is not None:
+                in_flight[future] = batch
+            if self.failure is not None or (self.stop.requested and not self.drain_on_stop):
                 for future in in_flight:
                     future.cancel()  # only those not started; running matches finish
             if not in_flight:
                 return
             done, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
             for future in done:
-                match = in_flight.pop(future)
+                batch = in_flight.pop(future)
+                first = batch[0].match_id
                 if future.cancelled():
+                    if self.failure is None and not self.stop.requested:
+                        # Not our doing: a cluster that lost its scheduler cancels everything.
+                        self.failure = (
+                            f"match {first} was cancelled by the executor (a cluster "
+                            "client that lost its scheduler cancels every match)"
+                        )
                     continue
                 problem = future.exception()
                 if problem is not None:
                     if self.failure is None:
-                        self.failure = f"match {match.match_id} failed in its worker: {problem!r}"
+                        self.failure = f"match {first} failed in its worker: {problem!r}"
                     continue
-                try:
-                    self.store(connection, match, future.result())
-                except (OSError, sqlite3.Error) as error:  # disk full, say: stop cleanly
-                    self.failure = f"cannot store match {match.match_id}: {error}"
+                result = future.result()
+                outcomes: list[MatchOutcome] = [result] if len(batch) == 1 else list(result)
+                if len(outcomes) != len(batch):
+                    raise TournamentError(
+                        f"a worker returned {len(outcomes)} results for {len(batch)} matches"
+                    )
+                for match, outcome in zip(batch, outcomes, strict=True):
+                    try:
+                        self.store(connection, match, outcome)
+                    except (OSError, sqlite3.Error) as error:  # disk full, say: stop cleanly
+                        self.failure = f"cannot store match {match.match_id}: {error}"
+                        break
+
+
+def _open_coordinator(
+    setup: TournamentSetup,
+    executor: Executor | None,
+    display: TournamentDisplay,
+    stop: StopRequest,
+    resources: contextlib.ExitStack,
+) -> _Coordinator:
+    """The coordinator with its executor: the given one, the local pool or a Dask cluster's;
+    ``resources`` shuts a pool down or disconnects from a cluster when the run ends."""
+    if executor is not None:
+        return _Coordinator(setup, executor, display, stop)
+    if setup.executor.is_dask:
+        from tournaments.cluster import open_cluster  # Dask only when asked for
+
+        session = resources.enter_context(open_cluster(setup.executor, setup.bots, display.note))
+        return _Coordinator(
+            setup,
+            session.executor,
+            display,
+            stop,
+            capacity=session.capacity,
+            drain_on_stop=True,
+            batch_size=setup.executor.batch_size,
+        )
+    pool = make_executor(setup.concurrency)
+    resources.callback(pool.shutdown, wait=True, cancel_futures=True)
+    return _Coordinator(setup, pool, display, stop)
 
 
 def run_tournament(
@@ -280,9 +355,11 @@ def run_tournament(
 ) -> tuple[RunSummary, Standings | None]:
     """Play every scheduled match not yet stored; return what was done and the standings.
 
-    ``executor`` defaults to :func:`make_executor` with the setup's concurrency (shut down
-    at the end); a given executor is left running. Raises :class:`TournamentError` (config,
-    store or lock problems) before any match is played.
+    ``executor`` defaults to the setup's: :func:`make_executor` with its concurrency, or a
+    Dask cluster (:func:`tournaments.cluster.open_cluster`), shut down or disconnected at the
+    end; a given executor is used with the setup's concurrency and left running. Raises
+    :class:`TournamentError` (config, store, lock or cluster problems) before any match is
+    played.
     """
     remote = [spec.name for spec in setup.bots if spec.is_remote]
     if remote:
@@ -327,22 +404,26 @@ def run_tournament(
                     f"{others} stored match(es) are not in this config's schedule (a bot "
                     "removed, or fewer matches per pair); they still count in the standings"
                 )
-            display.start(setup.name, total, stored_before, lambda: load_standings(connection))
             pending = (
                 match
                 for match in tournament_schedule(setup)
                 if not is_stored(connection, match.match_id)
             )
-            pool = make_executor(setup.concurrency) if executor is None else executor
-            coordinator = _Coordinator(setup, pool, display, stop)
+            started = False
             try:
-                coordinator.run(connection, pending)
+                with contextlib.ExitStack() as resources:
+                    # The executor first: a cluster that cannot be used fails before the
+                    # display starts, with nothing played.
+                    coordinator = _open_coordinator(setup, executor, display, stop, resources)
+                    display.start(
+                        setup.name, total, stored_before, lambda: load_standings(connection)
+                    )
+                    started = True
+                    coordinator.run(connection, pending)
             except BaseException:
-                display.finish(None)  # leave the terminal tidy for the error message
+                if started:
+                    display.finish(None)  # leave the terminal tidy for the error message
                 raise
-            finally:
-                if executor is None:
-                    pool.shutdown(wait=True, cancel_futures=True)
             standings = load_standings(connection)
             summary = RunSummary(
                 output=output,

@@ -6,11 +6,18 @@ rules and clock) to a :class:`MatchOutcome` (the row for the results store and t
 lines). Any :class:`concurrent.futures.Executor` whose workers can import this module can run
 it; the default is a local process pool.
 
-Each worker process keeps one :class:`~referee.runner.MatchRunner` in a module global, made
-on its first task, so bot processes stay alive from match to match. The runner is closed
-(every bot stopped) when the worker process exits normally, and a watchdog thread kills the
-bots and ends the worker if the coordinator dies without shutting the pool down (``kill -9``).
-A long-lived executor (Dask, say) can also submit :func:`close_worker_runner` at the end.
+Each worker thread keeps one :class:`~referee.runner.MatchRunner` in a module-level table,
+made on its first task, so bot processes stay alive from match to match. A pool worker
+process has one thread, hence one runner; a Dask worker runs tasks in several threads of one
+process, and each gets a runner (and bots) of its own, since a runner plays one match at a
+time. The runners are closed (every bot stopped) when the worker process exits normally, or
+when the coordinator runs :func:`close_worker_runner` on every worker of a long-lived
+executor (Dask) at the end of a tournament.
+
+Bots must not outlive their worker. In a local pool worker a watchdog thread kills the bots
+and ends the worker if the coordinator dies without shutting the pool down (``kill -9``).
+Any other worker process (a Dask worker, which may itself be killed) starts a reaper process
+instead (:mod:`tournaments.reaper`), which kills the worker's bots once the worker is gone.
 """
 
 from __future__ import annotations
@@ -22,12 +29,17 @@ import multiprocessing
 import multiprocessing.connection
 import multiprocessing.util
 import os
+import shutil
 import signal
 import socket
 import statistics
+import subprocess
+import sys
+import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,12 +48,16 @@ from referee.bots import BotSpec
 from referee.options import RulesOptions
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
+from tournaments import reaper
+from tournaments.errors import ClusterError
 
 __all__ = [
     "MatchOutcome",
     "MatchTask",
+    "bot_problems",
     "close_worker_runner",
     "init_worker",
+    "play_match_batch",
     "play_match_task",
     "result_row",
 ]
@@ -75,38 +91,146 @@ class MatchOutcome:
 
 
 # ---------------------------------------------------------------------------------------------
-# The per-worker runner
+# The per-worker runners
+
+
+@dataclass(slots=True, eq=False)
+class _Slot:
+    """One worker thread's runner, for the tasks of one runner key."""
+
+    key: str
+    runner: MatchRunner
+    #: Set by :func:`close_worker_runner` while the runner plays: its thread closes it after.
+    retired: bool = False
+
 
 _lock = threading.Lock()
-_runner: MatchRunner | None = None
-_runner_key: str | None = None
+#: The runner of each worker thread (by thread identifier) and the threads playing a match.
+_slots: dict[int, _Slot] = {}
+_playing: set[int] = set()
+#: A per-process number of each thread that made a runner: its bot logs' directory.
+_thread_numbers: dict[int, int] = {}
+#: Set in a local pool worker, which has its coordinator watchdog instead of a reaper.
+_in_pool = False
+#: This process's reaper and the marker its bots carry (once the first bot is due).
+_reaper: subprocess.Popen[bytes] | None = None
+_marker: str | None = None
 
 
 def close_worker_runner() -> None:
-    """Stop this worker's bots and close its runner (idempotent)."""
-    global _runner, _runner_key
+    """Stop this worker process's bots and close its runners (idempotent). A runner in the
+    middle of a match is closed by its own thread as soon as the match ends; once none is,
+    the reaper (if any) is let go too, and the next task starts a fresh one."""
+    global _reaper, _marker
     with _lock:
-        runner, _runner, _runner_key = _runner, None, None
-    if runner is not None:
-        runner.close()
+        idle = [slot for ident, slot in _slots.items() if ident not in _playing]
+        for slot in _slots.values():
+            slot.retired = True
+        _slots.clear()
+        reaper_process = None
+        if not _playing:
+            reaper_process, _reaper, _marker = _reaper, None, None
+    for slot in idle:
+        slot.runner.close()
+    if reaper_process is not None:
+        _stop_reaper(reaper_process)
 
 
-def _worker_runner(task: MatchTask) -> MatchRunner:
-    global _runner, _runner_key
-    if _runner is not None and _runner_key == task.runner_key:
-        return _runner
-    close_worker_runner()
-    log_dir = None
-    if task.output is not None:
-        log_dir = Path(task.output) / "logs" / f"{socket.gethostname()}-{os.getpid()}"
-    runner = MatchRunner(
-        options=task.options,
-        time_control=task.time_control,
-        log_dir=log_dir,
-    )
+def _stop_reaper(process: subprocess.Popen[bytes]) -> None:
+    """Close the reaper's pipe (it finds no bot left, and exits) and reap it."""
+    with contextlib.suppress(OSError):
+        if process.stdin is not None:
+            process.stdin.close()
+    try:
+        process.wait(5.0)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5.0)
+
+
+def _log_dir(task: MatchTask, ident: int) -> Path | None:
+    """Where this thread's bots log: ``logs/<host>-<pid>[-<n>]`` in the output directory,
+    which on a remote worker is the same path on that machine; a temporary directory if that
+    cannot be made there."""
+    if task.output is None:
+        return None
     with _lock:
-        _runner, _runner_key = runner, task.runner_key
-    return runner
+        number = _thread_numbers.setdefault(ident, len(_thread_numbers))
+    name = f"{socket.gethostname()}-{os.getpid()}" + (f"-{number}" if number else "")
+    for base in (Path(task.output) / "logs", Path(tempfile.gettempdir()) / "aegis-ref-logs"):
+        path = base / name
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        return path
+    return None
+
+
+def bot_problems(bots: Sequence[BotSpec]) -> list[str]:
+    """What stops this machine from starting these bots: a program or working directory
+    that is missing or not executable. Empty when every bot can start."""
+    problems = []
+    for spec in bots:
+        if spec.is_remote:
+            continue
+        program = spec.command[0]
+        if "/" in program:
+            if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+                problems.append(
+                    f"bot {spec.name!r}: program {program!r} is missing or not executable"
+                )
+        elif shutil.which(program) is None:
+            problems.append(f"bot {spec.name!r}: program {program!r} is not on PATH")
+        if spec.cwd is not None and not os.path.isdir(spec.cwd):
+            problems.append(f"bot {spec.name!r}: working directory {spec.cwd!r} is missing")
+    return problems
+
+
+def _runner_for(task: MatchTask, ident: int) -> _Slot:
+    """This thread's runner for the task's key: reused, or made (closing one of another key)."""
+    with _lock:
+        slot = _slots.get(ident)
+        stale = None
+        if slot is not None and slot.key != task.runner_key:
+            stale, slot = slot, None
+            del _slots[ident]
+    if stale is not None:
+        stale.runner.close()
+    if slot is None:
+        problems = [] if _in_pool else bot_problems(task.bots)
+        if problems:
+            # Fail the task rather than record a forfeit that this machine caused: a worker
+            # without a bot's program is a cluster set up wrongly (docs/cluster.md).
+            where = f"{socket.gethostname()}:{os.getpid()}"
+            raise ClusterError(f"worker {where} cannot start the bots: {'; '.join(problems)}")
+        runner = MatchRunner(
+            options=task.options, time_control=task.time_control, log_dir=_log_dir(task, ident)
+        )
+        slot = _Slot(task.runner_key, runner)
+        with _lock:
+            _slots[ident] = slot
+    return slot
+
+
+def _bot_marker() -> str | None:
+    """The marker of this process's bots, starting its reaper on first use; None in a local
+    pool worker (its watchdog does that job)."""
+    global _reaper, _marker
+    if _in_pool:
+        return None
+    with _lock:
+        if _marker is None:
+            marker = f"{socket.gethostname()}-{os.getpid()}-{os.urandom(6).hex()}"
+            _reaper = subprocess.Popen(
+                [sys.executable, "-I", str(Path(reaper.__file__).resolve()), marker],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,  # out of reach of signals sent to this group
+                close_fds=True,
+            )
+            _marker = marker
+        return _marker
 
 
 # Closed when the process ends: atexit for a plain interpreter, a multiprocessing finaliser
@@ -172,6 +296,8 @@ def init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The coordinator starts workers with SIGINT blocked; ignored from now on, it may come.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    global _in_pool
+    _in_pool = True
     multiprocessing.util.Finalize(None, close_worker_runner, exitpriority=100)
     parent = multiprocessing.parent_process()
     sentinel = parent.sentinel if parent is not None else None
@@ -239,11 +365,29 @@ def result_row(
 
 
 def play_match_task(task: MatchTask) -> MatchOutcome:
-    """Play one scheduled match with this worker's runner; never raises for bot faults."""
-    runner = _worker_runner(task)
-    started = time.perf_counter()
-    report = runner.play(list(task.bots), task.seed, task.match_id)
-    duration = time.perf_counter() - started
+    """Play one scheduled match with this worker thread's runner; never raises for bot
+    faults. Safe to call from several threads of one process (a Dask worker)."""
+    ident = threading.get_ident()
+    with _lock:
+        _playing.add(ident)
+    slot = None
+    try:
+        bots = list(task.bots)
+        marker = _bot_marker()
+        if marker is not None:
+            bots = [
+                replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: marker}) for spec in bots
+            ]
+        slot = _runner_for(task, ident)
+        started = time.perf_counter()
+        report = slot.runner.play(bots, task.seed, task.match_id)
+        duration = time.perf_counter() - started
+    finally:
+        with _lock:
+            _playing.discard(ident)
+            closing = slot if slot is not None and slot.retired else None
+        if closing is not None:
+            closing.runner.close()
     record = [dumps_line(line) for line in report.record_lines(1)]
     row = result_row(
         report,
@@ -252,3 +396,9 @@ def play_match_task(task: MatchTask) -> MatchOutcome:
         worker=f"{socket.gethostname()}:{os.getpid()}",
     )
     return MatchOutcome(row, record)
+
+
+def play_match_batch(tasks: Sequence[MatchTask]) -> list[MatchOutcome]:
+    """Play several scheduled matches in turn with this worker thread's runner: one task of
+    a cluster for a few short matches, to spread its scheduling cost over them."""
+    return [play_match_task(task) for task in tasks]

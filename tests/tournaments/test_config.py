@@ -13,7 +13,7 @@ from referee.bundled import bundled_bot_names, sample_bots_dir
 from referee.options import RulesOptions
 from referee.runner import TimeControl
 from referee.selfplay import derive_seed
-from tournaments.config import TournamentSetup, load_config
+from tournaments.config import DaskTLS, ExecutorSetup, TournamentSetup, load_config
 from tournaments.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "tournaments" / "examples"
@@ -145,7 +145,8 @@ def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
         "config.yaml:9: format: should be 'round_robin' or 'gauntlet', got 'swiss'",
         "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
         "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
-        "matches_per_pair, rules, time_control, concurrency, seed, output, anchor",
+        "matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
+        "executor",
     ]
 
 
@@ -183,6 +184,9 @@ def test_cross_checks_name_line_key_and_value(tmp_path: Path) -> None:
         "promise_min_bid, max_exchange_rounds",
         "config.yaml:13: anchor: unknown bot 'nobody'; bots: alpha, beta",
     ]
+
+
+TWO_BOTS = "name: x\nbots: [{name: a, command: random}, {name: b, command: random}]\n"
 
 
 @pytest.mark.parametrize(
@@ -233,6 +237,41 @@ def test_cross_checks_name_line_key_and_value(tmp_path: Path) -> None:
             "name: x\nbots: [{name: a, command: random}, {name: b, command: 'x \"y'}]\n",
             "config.yaml:2: bots[1].command: cannot split the command line",
         ),
+        (
+            f"{TWO_BOTS}executor: dask\n",
+            "config.yaml:3: executor: kind dask needs exactly one of 'address' "
+            "(tcp://host:8786) or 'scheduler_file'",
+        ),
+        (
+            f"{TWO_BOTS}executor: spark\n",
+            "config.yaml:3: executor.kind: should be 'local' or 'dask', got 'spark'",
+        ),
+        (
+            f"{TWO_BOTS}executor:\n  kind: dask\n  address: http://h:1\n",
+            "config.yaml:5: executor.address: a Dask scheduler address is tcp://HOST:PORT",
+        ),
+        (
+            f"{TWO_BOTS}executor:\n  kind: local\n  address: tcp://h:1\n",
+            "config.yaml:5: executor.address: only used with kind: dask",
+        ),
+        (
+            f"{TWO_BOTS}executor:\n  kind: dask\n  adress: tcp://h:1\n",
+            "config.yaml:5: executor.adress: unknown key; known keys here: kind, address, "
+            "scheduler_file, tls, connect_timeout_s, batch_size",
+        ),
+        (
+            f"{TWO_BOTS}executor:\n  kind: dask\n  address: tls://h:1\n  tls:\n"
+            "    ca_file: ca.pem\n    cert: me.pem\n    keys: me.key\n",
+            "config.yaml:9: executor.tls.keys: unknown key; known keys here: ca_file, cert, key",
+        ),
+        (
+            f"{TWO_BOTS}executor: {{kind: local, batch_size: 2}}\n",
+            "config.yaml:3: executor.batch_size: only used with kind: dask",
+        ),
+        (
+            f"{TWO_BOTS}executor: {{kind: dask, address: 'tcp://h:1', connect_timeout_s: 0}}\n",
+            "config.yaml:3: executor.connect_timeout_s: should be greater than or equal to 1",
+        ),
     ],
 )
 def test_single_errors(tmp_path: Path, text: str, expected: str) -> None:
@@ -246,7 +285,49 @@ def test_unreadable_config(tmp_path: Path) -> None:
         load_config(tmp_path / "absent.yaml")
 
 
-@pytest.mark.parametrize("name", ["demo", "gauntlet", "reference"])
+def test_executor_keys(tmp_path: Path) -> None:
+    """``executor`` defaults to the local pool; a Dask scheduler by address (TLS files
+    resolved against the config's directory) or by scheduler file; ``--local-cluster``."""
+    assert load(tmp_path, TWO_BOTS).executor == ExecutorSetup()
+    assert load(tmp_path, TWO_BOTS + "executor: local\n").executor == ExecutorSetup()
+    (tmp_path / "tls").mkdir()
+    for name in ("ca.pem", "me.pem"):
+        (tmp_path / "tls" / name).write_text("-----BEGIN CERTIFICATE-----\n")
+    setup = load(
+        tmp_path,
+        TWO_BOTS + "executor:\n  kind: dask\n  address: tls://[::1]:8786\n"
+        "  tls: {ca_file: tls/ca.pem, cert: tls/me.pem}\n  connect_timeout_s: 5\n",
+    )
+    assert setup.executor == ExecutorSetup(
+        kind="dask",
+        address="tls://[::1]:8786",
+        tls=DaskTLS(tmp_path / "tls" / "ca.pem", tmp_path / "tls" / "me.pem"),
+        connect_timeout_s=5.0,
+    )
+    assert setup.executor.is_dask
+    by_file = load(tmp_path, TWO_BOTS + "executor: {kind: dask, scheduler_file: s.json}\n")
+    assert by_file.executor.scheduler_file == tmp_path / "s.json"  # need not exist yet
+    assert by_file.executor.address is None
+    local = by_file.with_overrides(local_cluster=3).executor
+    assert local == ExecutorSetup(kind="dask", local_workers=3)
+    batched = load(
+        tmp_path, TWO_BOTS + "executor: {kind: dask, address: 'tcp://h:1', batch_size: 4}\n"
+    )
+    assert batched.executor.batch_size == 4
+    assert batched.with_overrides(local_cluster=2).executor.batch_size == 4
+    found = errors(
+        tmp_path,
+        TWO_BOTS + "executor:\n  kind: dask\n  address: tcp://h:1\n"
+        "  tls: {ca_file: tls/none.pem, cert: tls/me.pem}\n",
+    )
+    assert found == [
+        "config.yaml:5: executor.address: the 'tls' files need a tls:// address",
+        f"config.yaml:6: executor.tls.ca_file: file 'tls/none.pem' does not exist (looked for "
+        f"{tmp_path}/tls/none.pem)",
+    ]
+
+
+@pytest.mark.parametrize("name", ["demo", "gauntlet", "reference", "cluster"])
 def test_examples_load(name: str) -> None:
     setup = load_config(EXAMPLES / f"{name}.yaml")
     assert len(setup.bots) >= 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -370,3 +371,23 @@ def test_ctrl_c_while_workers_start(tmp_path: Path) -> None:
     assert "Traceback" not in stderr
     assert process.returncode in (0, 130), stderr
     assert wait_no_processes(marker, timeout=0.5) == []
+
+
+class CancellingExecutor(Executor):
+    """An executor that cancels every task, as a Dask client that lost its scheduler does."""
+
+    def submit(self, fn: Callable[..., T], /, *args: object, **kwargs: object) -> Future[T]:
+        future: Future[T] = Future()
+        future.cancel()
+        future.set_running_or_notify_cancel()  # as distributed does: wakes wait() up
+        return future
+
+
+def test_an_executor_that_cancels_matches_stops_the_run(tmp_path: Path) -> None:
+    """A match cancelled without a stop request is a failure, not a match silently left out."""
+    config, _ = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=4)
+    setup = load_config(config).with_overrides(output=tmp_path / "out")
+    summary, _ = run_tournament(setup, display=quiet(), executor=CancellingExecutor())
+    assert summary.failure is not None
+    assert re.match(r"match r0001-\w+\+\w+ was cancelled by the executor \(", summary.failure)
+    assert (summary.played, summary.total) == (0, 4)

@@ -1,0 +1,100 @@
+"""The reaper: when its pipe ends (the worker died), every process carrying the worker's
+marker dies, with its process group; nothing else does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from tournaments import reaper
+
+SLEEPER = "import subprocess, sys, time\nsubprocess.Popen(sys.argv[1:])\ntime.sleep(60)\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_dead(pids: list[int], timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    alive = [pid for pid in pids if _alive(pid)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if _alive(pid)]
+    return alive
+
+
+def test_the_reaper_kills_marked_processes_when_the_worker_goes(tmp_path: Path) -> None:
+    marker = uuid.uuid4().hex
+    marked_env = {**os.environ, reaper.MARKER_VARIABLE: marker}
+    # A "bot" in a session of its own, with a child that drops the marker from its
+    # environment (only the process group reaches it), and an unrelated process.
+    bot = subprocess.Popen(
+        [sys.executable, "-c", SLEEPER, "env", "-u", reaper.MARKER_VARIABLE, "sleep", "60"],
+        env=marked_env,
+        start_new_session=True,
+    )
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    watcher = subprocess.Popen(
+        [sys.executable, "-I", reaper.__file__, marker],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            group = [
+                int(entry.name)
+                for entry in Path("/proc").iterdir()
+                if entry.name.isdigit()
+                and _alive(int(entry.name))
+                and _group(int(entry.name)) == bot.pid
+            ]
+            if len(group) == 2:
+                break
+            time.sleep(0.05)
+        assert len(group) == 2, group
+        assert reaper.marked_processes(marker) == [bot.pid]
+        time.sleep(0.3)
+        assert watcher.poll() is None  # waits for the pipe
+        assert watcher.stdin is not None
+        watcher.stdin.close()  # the worker is gone
+        assert watcher.wait(timeout=15) == 0
+        assert _wait_dead(group, timeout=5) == []
+        assert watcher.stderr is not None
+        assert f"killed 1 bot process(es) of {marker}" in watcher.stderr.read().decode()
+        assert _alive(bystander.pid)
+    finally:
+        for process in (bot, bystander, watcher):
+            process.kill()
+            process.wait(5)
+        if watcher.stderr is not None:
+            watcher.stderr.close()
+
+
+def _group(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def test_a_reaper_without_marker_is_a_usage_error() -> None:
+    finished = subprocess.run(
+        [sys.executable, "-I", reaper.__file__],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert finished.returncode == 2
+    assert "usage: reaper.py MARKER" in finished.stderr

@@ -1,0 +1,1138 @@
+"""The HTML report of a tournament (``aegis-ref report OUTPUT_DIR``): one self-contained page.
+
+The page holds the standings, the Elo ratings with their confidence intervals as a chart, the
+likelihood of superiority, the crosstable as a heat map, the rating progression over the run,
+a fault and timing summary per bot and a link to every match's record. It needs no network
+to be viewed: the CSS is inline, the charts are inline SVG drawn here, and the only script is
+a few inline lines that make the tables sortable by a click on a column heading.
+
+Everything comes from the results store through the functions the ``standings`` command uses
+(:func:`~tournaments.standings.load_standings`, :func:`~tournaments.ratings.fit_elo`), read
+in one transaction so that a report made during a run is consistent. The rating progression
+refits the ratings after every k-th stored match, in the order the matches were stored, at
+no more than :data:`MAX_PROGRESSION_POINTS` points (fewer for many bots, since a fit costs
+about the fourth power of the number of bots); the other parts stream the results once.
+Links to match records are relative to the report, so the output directory can be moved or
+copied with its report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import math
+import os
+import sqlite3
+from collections import Counter, deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from tournaments.errors import TournamentError
+from tournaments.ratings import DEFAULT_ELO, Rating, fit_elo
+from tournaments.render import standings_json
+from tournaments.schedule import pairing_key
+from tournaments.standings import Standings, load_standings
+from tournaments.store import StoredMeta, count_results, open_store, read_meta
+
+__all__ = [
+    "MAX_FAULTS_LISTED",
+    "MAX_MATCHES_LISTED",
+    "MAX_PROGRESSION_LINES",
+    "MAX_PROGRESSION_POINTS",
+    "REPORT_NAME",
+    "BotActivity",
+    "FaultEntry",
+    "FaultSummary",
+    "ListedMatch",
+    "ProgressionPoint",
+    "build_report",
+    "fault_summary",
+    "listed_matches",
+    "progression_marks",
+    "rating_progression",
+    "render_report",
+    "write_report",
+]
+
+#: The report's file name in the output directory, unless ``-o`` says otherwise.
+REPORT_NAME = "report.html"
+#: Most points of the rating progression (ratings refitted this many times at most).
+MAX_PROGRESSION_POINTS = 50
+#: Most bots drawn in the progression chart: the best by final standing.
+MAX_PROGRESSION_LINES = 12
+#: Most faults listed one by one (the latest); the per-bot counts include every fault.
+MAX_FAULTS_LISTED = 100
+#: Most matches listed with their record links; every record stays in ``records/``.
+MAX_MATCHES_LISTED = 5000
+
+#: Bots up to which the progression gets every point it asks for; beyond, fewer.
+_CHEAP_BOTS = 20
+_MIN_PROGRESSION_POINTS = 5
+#: Distinct colours of the progression lines ("Tableau 10").
+_PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+_OPEN_MATCHES = 60  # matches listed with every pairing's list open
+_LABEL_CHARS = 22  # bot names longer than this are shortened in chart labels
+_CHAR_WIDTH = 7.0  # rough width of a 12px sans-serif character, for laying labels out
+
+_e = html.escape
+
+
+# ---------------------------------------------------------------------------------------------
+# Data: rating progression, faults, matches
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressionPoint:
+    """The ratings after the first ``matches`` stored matches (rated bots only)."""
+
+    matches: int
+    elo: dict[str, float]
+
+
+def progression_marks(total: int, bots: int, points: int = MAX_PROGRESSION_POINTS) -> list[int]:
+    """After how many stored matches the ratings are refitted: about evenly spaced, always
+    ending at ``total``; at most ``points`` of them, fewer for more than 20 bots (a fit's
+    cost grows with the fourth power of the bots) but never fewer than 5."""
+    if total <= 0 or points <= 0:
+        return []
+    if bots > _CHEAP_BOTS:
+        points = min(points, max(_MIN_PROGRESSION_POINTS, int(points * (_CHEAP_BOTS / bots) ** 4)))
+    count = min(total, points)
+    return sorted({math.ceil(index * total / count) for index in range(1, count + 1)})
+
+
+def _completion_order(connection: sqlite3.Connection, columns: str) -> sqlite3.Cursor:
+    """The stored results in the order they were stored (finish time, then insertion)."""
+    return connection.execute(f"SELECT {columns} FROM results ORDER BY finished_at, rowid")
+
+
+def rating_progression(
+    connection: sqlite3.Connection,
+    names: Sequence[str],
+    *,
+    anchor: str | None = None,
+    points: int = MAX_PROGRESSION_POINTS,
+) -> list[ProgressionPoint]:
+    """The Elo ratings as they stood after every k-th stored match, fitted as the standings
+    fit them (same model, same anchor); the last point is the current standings."""
+    everyone = list(names)
+    known = set(everyone)
+    marks = deque(progression_marks(count_results(connection), len(everyone), points))
+    wins: Counter[tuple[str, str]] = Counter()
+    progression: list[ProgressionPoint] = []
+    results = _completion_order(connection, "seat0, seat1, winner_seat")
+    for stored, (seat0, seat1, winner_seat) in enumerate(results, 1):
+        if not marks:
+            break  # results stored after the count was taken (a run in progress)
+        seats = (seat0, seat1)
+        for name in seats:
+            if name not in known:
+                known.add(name)
+                everyone.append(name)
+        if winner_seat is not None:
+            wins[(seats[winner_seat], seats[1 - winner_seat])] += 1
+        if stored == marks[0]:
+            marks.popleft()
+            fit = fit_elo(everyone, wins, anchor=anchor if anchor in known else None)
+            elo = {
+                name: rating.elo for name, rating in fit.ratings.items() if rating.elo is not None
+            }
+            progression.append(ProgressionPoint(stored, elo))
+    return progression
+
+
+@dataclass(frozen=True, slots=True)
+class FaultEntry:
+    """One fault as a match's result stored it."""
+
+    match_id: str
+    record_path: str
+    bot: str
+    kind: str
+    game: int | None
+    decision: int | None
+    detail: str
+    #: The last line the bot wrote to stderr/stdout before the fault, if any.
+    last_output: str
+
+
+@dataclass(slots=True)
+class BotActivity:
+    """One bot's faults (every one recorded, forfeit or not) and decision times."""
+
+    name: str
+    faults: Counter[str] = field(default_factory=Counter)
+    decisions: int = 0
+    #: Milliseconds summed over every decision (for the mean) and the slowest decision.
+    total_ms: float = 0.0
+    max_ms: float | None = None
+
+    @property
+    def mean_ms(self) -> float | None:
+        """Mean decision time in ms, None before the first decision."""
+        return self.total_ms / self.decisions if self.decisions else None
+
+
+@dataclass(frozen=True, slots=True)
+class FaultSummary:
+    """Faults and timings per bot, and the latest faults one by one."""
+
+    bots: dict[str, BotActivity]
+    #: The latest faults, oldest first (at most :data:`MAX_FAULTS_LISTED`).
+    latest: tuple[FaultEntry, ...]
+    total: int
+
+    @property
+    def kinds(self) -> list[str]:
+        """Every fault kind that occurred, sorted."""
+        return sorted({kind for bot in self.bots.values() for kind in bot.faults})
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(values: object, seat: int) -> float | None:
+    if isinstance(values, list) and len(values) == 2:
+        value = values[seat]
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _loads(text: str | None) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def fault_summary(
+    connection: sqlite3.Connection, names: Sequence[str], *, latest: int = MAX_FAULTS_LISTED
+) -> FaultSummary:
+    """Every bot's faults by kind and decision times, from the stored results (one pass)."""
+    bots = {name: BotActivity(name) for name in names}
+    entries: deque[FaultEntry] = deque(maxlen=max(latest, 0))
+    total = 0
+    columns = "match_id, record_path, seat0, seat1, faults_json, timings_json"
+    for match_id, path, seat0, seat1, faults_json, timings_json in _completion_order(
+        connection, columns
+    ):
+        seats = (seat0, seat1)
+        timings = _loads(timings_json)
+        if isinstance(timings, dict):
+            for seat, name in enumerate(seats):
+                activity = bots.setdefault(name, BotActivity(name))
+                decisions = _number(timings.get("decisions"), seat)
+                mean = _number(timings.get("mean_ms"), seat)
+                slowest = _number(timings.get("max_ms"), seat)
+                if decisions and mean is not None:
+                    activity.decisions += int(decisions)
+                    activity.total_ms += mean * decisions
+                if slowest is not None:
+                    activity.max_ms = max(slowest, activity.max_ms or 0.0)
+        faults = _loads(faults_json)
+        if not isinstance(faults, list):
+            continue
+        for fault in faults:
+            if not isinstance(fault, dict):
+                continue
+            fault_seat = _int_or_none(fault.get("seat"))
+            bot = str(fault.get("bot") or (seats[fault_seat] if fault_seat in (0, 1) else "?"))
+            kind = str(fault.get("fault") or "unknown")
+            bots.setdefault(bot, BotActivity(bot)).faults[kind] += 1
+            total += 1
+            tail = fault.get("stderr_tail")
+            last = str(tail[-1]) if isinstance(tail, list) and tail else ""
+            entries.append(
+                FaultEntry(
+                    match_id=str(match_id),
+                    record_path=str(path),
+                    bot=bot,
+                    kind=kind,
+                    game=_int_or_none(fault.get("game")),
+                    decision=_int_or_none(fault.get("decision")),
+                    detail=str(fault.get("detail") or ""),
+                    last_output=last,
+                )
+            )
+    return FaultSummary(bots, tuple(entries), total)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedMatch:
+    """One stored match, as the report lists it."""
+
+    match_id: str
+    seats: tuple[str, str]
+    winner: str | None
+    termination: str
+    scores: tuple[int, int]
+    games: int
+    forfeit: str | None
+    duration_s: float
+    record_path: str
+
+
+def listed_matches(
+    connection: sqlite3.Connection, *, limit: int = MAX_MATCHES_LISTED
+) -> list[ListedMatch]:
+    """The first ``limit`` stored matches by match id (round, then seats)."""
+    cursor = connection.execute(
+        "SELECT match_id, seat0, seat1, winner, termination, score0, score1, games, "
+        "forfeit_bot, forfeit_kind, duration_s, record_path FROM results "
+        "ORDER BY match_id LIMIT ?",
+        (max(limit, 0),),
+    )
+    return [
+        ListedMatch(
+            match_id=match_id,
+            seats=(seat0, seat1),
+            winner=winner,
+            termination=termination,
+            scores=(score0, score1),
+            games=games,
+            forfeit=None if forfeit_bot is None else f"{forfeit_bot} {forfeit_kind}",
+            duration_s=duration,
+            record_path=path,
+        )
+        for (
+            match_id,
+            seat0,
+            seat1,
+            winner,
+            termination,
+            score0,
+            score1,
+            games,
+            forfeit_bot,
+            forfeit_kind,
+            duration,
+            path,
+        ) in cursor
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# SVG helpers
+
+
+def _num(value: float) -> str:
+    """A coordinate, to a tenth of a pixel, without trailing zeros."""
+    text = f"{value:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= _LABEL_CHARS else name[: _LABEL_CHARS - 1] + "…"
+
+
+def _text_width(text: str) -> float:
+    return len(text) * _CHAR_WIDTH
+
+
+def _ticks(low: float, high: float, count: int = 6) -> list[float]:
+    """Round tick values (steps of 1, 2, 2.5 or 5 times a power of ten) covering the range."""
+    if not high > low:
+        low, high = low - 1, high + 1
+    raw = (high - low) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.floor(low / step)
+    last = math.ceil(high / step)
+    return [index * step for index in range(first, last + 1)]
+
+
+def _svg_open(width: float, height: float, css_class: str, label: str) -> str:
+    """An inline SVG element (no namespace needed inside HTML) that scales down to fit."""
+    return (
+        f'<svg class="chart {css_class}" viewBox="0 0 {_num(width)} {_num(height)}" '
+        f'width="{_num(width)}" height="{_num(height)}" role="img" aria-label="{_e(label)}">'
+    )
+
+
+def _diverging(share: float) -> str:
+    """Red (0) through light grey (0.5) to blue (1): the colour of a win share."""
+    low, middle, high = (178, 24, 43), (247, 247, 247), (33, 102, 172)
+    share = min(max(share, 0.0), 1.0)
+    start, end, t = (low, middle, share * 2) if share < 0.5 else (middle, high, share * 2 - 1)
+    red, green, blue = (round(a + (b - a) * t) for a, b in zip(start, end, strict=True))
+    return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts
+
+
+def _bounds(rating: Rating) -> tuple[float, float, float]:
+    """A rated bot's interval and Elo as (low, elo, high)."""
+    assert rating.elo is not None
+    low = rating.low if rating.low is not None else rating.elo
+    high = rating.high if rating.high is not None else rating.elo
+    return low, rating.elo, high
+
+
+def _elo_chart(standings: Standings) -> str:
+    """Each rated bot's Elo as a dot on its confidence interval, best first."""
+    rated = [row for row in standings.rows if row.rating.elo is not None]
+    if not rated:
+        return '<p class="empty">No ratings yet: no match has been decided.</p>'
+    reference = DEFAULT_ELO
+    bounds = [_bounds(row.rating) for row in rated]
+    ticks = _ticks(
+        min(reference, *(low for low, _, _ in bounds)),
+        max(reference, *(high for _, _, high in bounds)),
+    )
+    domain = (ticks[0], ticks[-1])
+    label_width = 14 + max(_text_width(_short(row.name)) for row in rated)
+    plot_width, value_width, row_height, top, bottom = 480.0, 120.0, 26.0, 12.0, 34.0
+    width = label_width + plot_width + value_width
+    height = top + row_height * len(rated) + bottom
+    plot_bottom = top + row_height * len(rated)
+
+    def x(value: float) -> float:
+        return label_width + (value - domain[0]) / (domain[1] - domain[0]) * plot_width
+
+    several = len(standings.fit.components) > 1
+    parts = [_svg_open(width, height, "elo-chart", "Elo ratings with confidence intervals")]
+    parts.append('<g class="axis">')
+    for tick in ticks:
+        parts.append(
+            f'<line class="grid" x1="{_num(x(tick))}" y1="{_num(top)}" x2="{_num(x(tick))}" '
+            f'y2="{_num(plot_bottom)}"/>'
+            f'<text class="tick" x="{_num(x(tick))}" y="{_num(plot_bottom + 16)}" '
+            f'text-anchor="middle">{tick:.0f}</text>'
+        )
+    anchor_text = f"{standings.anchor} = 1500" if standings.anchor else "mean 1500"
+    parts.append(
+        f'<line class="reference" x1="{_num(x(reference))}" y1="{_num(top - 6)}" '
+        f'x2="{_num(x(reference))}" y2="{_num(plot_bottom)}"/>'
+        f'<text class="axis-title" x="{_num(label_width + plot_width / 2)}" '
+        f'y="{_num(plot_bottom + 31)}" text-anchor="middle">Elo (dashed: {_e(anchor_text)})'
+        "</text></g>"
+    )
+    for index, (row, (low, elo, high)) in enumerate(zip(rated, bounds, strict=True)):
+        rating = row.rating
+        y = top + row_height * (index + 0.5)
+        colour = _PALETTE[(rating.component or 0) % len(_PALETTE)] if several else _PALETTE[0]
+        half = high - elo
+        tip = (
+            f"{row.name}: Elo {elo:.0f}, {100 * standings.fit.confidence:.0f}% interval "
+            f"{low:.0f} to {high:.0f}"
+        )
+        parts.append(
+            f'<g class="bot" data-bot="{_e(row.name)}"><title>{_e(tip)}</title>'
+            f'<text class="label" x="{_num(label_width - 8)}" y="{_num(y + 4)}" '
+            f'text-anchor="end">{_e(_short(row.name))}</text>'
+            f'<line class="ci" x1="{_num(x(low))}" y1="{_num(y)}" x2="{_num(x(high))}" '
+            f'y2="{_num(y)}" stroke="{colour}"/>'
+            f'<line class="cap" x1="{_num(x(low))}" y1="{_num(y - 5)}" x2="{_num(x(low))}" '
+            f'y2="{_num(y + 5)}" stroke="{colour}"/>'
+            f'<line class="cap" x1="{_num(x(high))}" y1="{_num(y - 5)}" x2="{_num(x(high))}" '
+            f'y2="{_num(y + 5)}" stroke="{colour}"/>'
+            f'<circle class="elo" cx="{_num(x(elo))}" cy="{_num(y)}" r="5" '
+            f'fill="{colour}"/>'
+            f'<text class="value" x="{_num(label_width + plot_width + 10)}" y="{_num(y + 4)}">'
+            f"{elo:.0f} ±{half:.0f}</text></g>"
+        )
+    parts.append("</svg>")
+    unrated = [row.name for row in standings.rows if row.rating.elo is None]
+    if unrated:
+        parts.append(
+            f'<p class="note">No rating yet (no decided match): {_e(", ".join(unrated))}</p>'
+        )
+    return "".join(parts)
+
+
+def _heatmap(standings: Standings) -> str:
+    """The crosstable as a grid of cells coloured by the row bot's share of the wins."""
+    names = [row.name for row in standings.rows]
+    count = len(names)
+    cell = 46.0 if count <= 10 else 40.0 if count <= 20 else 22.0
+    with_text = cell >= 30
+    label_width = 14 + max(_text_width(_short(name)) for name in names)
+    header = 12 + 0.72 * label_width  # column labels run up and right at 45°
+    legend_height = 46.0
+    width = label_width + max(cell * count + 0.72 * label_width, 380.0)
+    height = header + cell * count + legend_height
+    parts = [_svg_open(width, height, "heatmap", "Crosstable heat map")]
+    for column, name in enumerate(names):
+        x = label_width + cell * (column + 0.5)
+        parts.append(
+            f'<text class="label column" transform="translate({_num(x)},{_num(header - 6)}) '
+            f'rotate(-45)">{_e(_short(name))}<title>{_e(name)}</title></text>'
+        )
+    for row_index, name in enumerate(names):
+        y = header + cell * row_index
+        parts.append(
+            f'<text class="label row" x="{_num(label_width - 8)}" y="{_num(y + cell / 2 + 4)}" '
+            f'text-anchor="end">{_e(_short(name))}<title>{_e(name)}</title></text>'
+        )
+        for column, other in enumerate(names):
+            x = label_width + cell * column
+            found = standings.crosstable.get(name, {}).get(other)
+            geometry = f'x="{_num(x)}" y="{_num(y)}" width="{_num(cell)}" height="{_num(cell)}"'
+            if name == other:
+                parts.append(f'<rect class="cell self" {geometry}><title>{_e(name)}</title></rect>')
+                continue
+            if found is None or sum(found) == 0:
+                parts.append(
+                    f'<rect class="cell none" {geometry}>'
+                    f"<title>{_e(name)} and {_e(other)} have not played</title></rect>"
+                )
+                continue
+            wins, losses = found
+            share = wins / (wins + losses)
+            los = standings.fit.los.get(name, {}).get(other)
+            tip = f"{name} against {other}: {wins} won, {losses} lost ({100 * share:.0f}%)"
+            if los is not None:
+                tip += f"; likelihood that {name} is stronger: {_percent_text(los)}"
+            parts.append(
+                f'<rect class="cell played" {geometry} fill="{_diverging(share)}" '
+                f'data-wins="{wins}" data-losses="{losses}"><title>{_e(tip)}</title></rect>'
+            )
+            if with_text:
+                ink = "light" if abs(share - 0.5) > 0.3 else "dark"
+                parts.append(
+                    f'<text class="cell-text {ink}" x="{_num(x + cell / 2)}" '
+                    f'y="{_num(y + cell / 2 + 4)}" text-anchor="middle">{wins}-{losses}</text>'
+                )
+    # The legend: the colour scale of the row bot's share of the wins.
+    legend_y = header + cell * count + 14
+    legend_x = label_width
+    legend_width = 160.0
+    parts.append(
+        '<defs><linearGradient id="share-scale">'
+        + "".join(
+            f'<stop offset="{stop:.2f}" stop-color="{_diverging(stop)}"/>'
+            for stop in (0, 0.25, 0.5, 0.75, 1)
+        )
+        + "</linearGradient></defs>"
+        f'<g class="legend"><rect class="scale" x="{_num(legend_x)}" y="{_num(legend_y)}" '
+        f'width="{_num(legend_width)}" height="10" fill="url(#share-scale)"/>'
+        + "".join(
+            f'<text class="tick" x="{_num(legend_x + legend_width * share)}" '
+            f'y="{_num(legend_y + 24)}" text-anchor="middle">{100 * share:.0f}%</text>'
+            for share in (0, 0.5, 1)
+        )
+        + f'<text class="tick" x="{_num(legend_x + legend_width + 16)}" '
+        f'y="{_num(legend_y + 9)}">the row bot\'s share of the wins</text></g>'
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _progression_chart(
+    progression: Sequence[ProgressionPoint], standings: Standings, matches: int
+) -> str:
+    """Each bot's Elo after every k-th stored match: one line per bot (the best few)."""
+    if not progression:
+        return '<p class="empty">No results yet.</p>'
+    order = [row.name for row in standings.rows]
+    shown = [name for name in order if any(name in point.elo for point in progression)][
+        :MAX_PROGRESSION_LINES
+    ]
+    if not shown:
+        return '<p class="empty">No ratings yet: no match has been decided.</p>'
+    values = [point.elo[name] for point in progression for name in shown if name in point.elo]
+    ticks = _ticks(min(values), max(values), 5)
+    x_ticks = [tick for tick in _ticks(0, max(matches, 1), 6) if tick <= max(matches, 1)]
+    left, plot_width, plot_height, top, bottom = 56.0, 560.0, 260.0, 12.0, 40.0
+    legend_width = 24 + max(_text_width(_short(name)) for name in shown)
+    width = left + plot_width + 16 + legend_width
+    height = max(top + plot_height + bottom, top + 20.0 * len(shown) + 10)
+    span = (ticks[0], ticks[-1])
+    last = max(matches, progression[-1].matches, 1)
+
+    def x(count: float) -> float:
+        return left + count / last * plot_width
+
+    def y(elo: float) -> float:
+        return top + (span[1] - elo) / (span[1] - span[0]) * plot_height
+
+    parts = [_svg_open(width, height, "progression-chart", "Elo ratings over the run")]
+    parts.append('<g class="axis">')
+    for tick in ticks:
+        parts.append(
+            f'<line class="grid" x1="{_num(left)}" y1="{_num(y(tick))}" '
+            f'x2="{_num(left + plot_width)}" y2="{_num(y(tick))}"/>'
+            f'<text class="tick" x="{_num(left - 6)}" y="{_num(y(tick) + 4)}" '
+            f'text-anchor="end">{tick:.0f}</text>'
+        )
+    for tick in x_ticks:
+        parts.append(
+            f'<line class="grid" x1="{_num(x(tick))}" y1="{_num(top)}" x2="{_num(x(tick))}" '
+            f'y2="{_num(top + plot_height)}"/>'
+            f'<text class="tick" x="{_num(x(tick))}" y="{_num(top + plot_height + 16)}" '
+            f'text-anchor="middle">{tick:g}</text>'
+        )
+    parts.append(
+        f'<text class="axis-title" x="{_num(left + plot_width / 2)}" '
+        f'y="{_num(top + plot_height + 34)}" text-anchor="middle">matches stored</text></g>'
+    )
+    for index, name in enumerate(shown):
+        colour = _PALETTE[index % len(_PALETTE)]
+        dashed = ' stroke-dasharray="6 3"' if index >= len(_PALETTE) else ""
+        points = [(point.matches, point.elo[name]) for point in progression if name in point.elo]
+        path = " ".join(f"{_num(x(count))},{_num(y(elo))}" for count, elo in points)
+        parts.append(
+            f'<g class="series" data-bot="{_e(name)}">'
+            f'<polyline class="line" points="{path}" stroke="{colour}"{dashed}/>'
+        )
+        parts += [
+            f'<circle class="point" cx="{_num(x(count))}" cy="{_num(y(elo))}" r="2.5" '
+            f'fill="{colour}"><title>{_e(name)} after {count} matches: Elo {elo:.0f}</title>'
+            "</circle>"
+            for count, elo in points
+        ]
+        legend_y = top + 20.0 * index + 8
+        legend_x = left + plot_width + 16
+        parts.append(
+            f'<line class="key" x1="{_num(legend_x)}" y1="{_num(legend_y)}" '
+            f'x2="{_num(legend_x + 16)}" y2="{_num(legend_y)}" stroke="{colour}"{dashed}/>'
+            f'<text class="label" x="{_num(legend_x + 22)}" y="{_num(legend_y + 4)}">'
+            f"{_e(_short(name))}</text></g>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+
+
+def _cell(text: object, sort: object = None, css_class: str = "") -> str:
+    attributes = f' class="{css_class}"' if css_class else ""
+    if sort is not None:
+        attributes += f' data-sort="{_e(str(sort))}"'
+    return f"<td{attributes}>{_e(str(text))}</td>"
+
+
+def _head(*headings: str) -> str:
+    return "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in headings) + "</tr></thead>"
+
+
+def _value(value: float | None, digits: int = 0, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:.{digits}f}{suffix}"
+
+
+def _sort(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def _standings_table(standings: Standings) -> str:
+    confidence = f"{100 * standings.fit.confidence:.0f}%"
+    data = standings_json(standings)
+    rows = []
+    for bot in data["bots"]:
+        low, high = bot["elo_low"], bot["elo_high"]
+        interval = "-" if low is None or high is None else f"{low:.0f} to {high:.0f}"
+        forfeits = bot["forfeits"]
+        kinds = ", ".join(f"{kind} {count}" for kind, count in bot["forfeits_by_kind"].items())
+        rows.append(
+            "<tr>"
+            + _cell(bot["rank"], bot["rank"], "num")
+            + _cell(bot["name"], None, "name")
+            + _cell(_value(bot["elo"]), _sort(bot["elo"]), "num")
+            + _cell(interval, _sort(None if high is None else high - low), "num")
+            + _cell(f"{bot['wins']}-{bot['losses']}", bot["wins"], "num")
+            + _cell(_value(bot["win_pct"], 1), _sort(bot["win_pct"]), "num")
+            + _cell(f"{bot['games_won']}/{bot['games']}", bot["games_won"], "num")
+            + _cell(_value(bot["avg_points_for"], 2), _sort(bot["avg_points_for"]), "num")
+            + _cell(_value(bot["avg_points_against"], 2), _sort(bot["avg_points_against"]), "num")
+            + _cell(f"{forfeits} ({kinds})" if forfeits else "0", forfeits, "num")
+            + _cell(bot["void"], bot["void"], "num")
+            + "</tr>"
+        )
+    return (
+        '<table id="standings-table" class="sortable standings">'
+        + _head(
+            "#",
+            "bot",
+            "Elo",
+            f"{confidence} interval",
+            "W-L",
+            "win %",
+            "games won",
+            "pts/game",
+            "opp/game",
+            "forfeits",
+            "void",
+        )
+        + "<tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _percent_text(probability: float) -> str:
+    """A probability as a whole percentage that never rounds to a false certainty."""
+    if probability > 0.995:
+        return ">99%"
+    if probability < 0.005:
+        return "<1%"
+    return f"{100 * probability:.0f}%"
+
+
+def _los_table(standings: Standings) -> str:
+    names = [row.name for row in standings.rows if row.name in standings.fit.los]
+    if len(names) < 2:
+        return ""
+    body = []
+    for name in names:
+        cells = []
+        for other in names:
+            value = standings.fit.los[name].get(other)
+            if name == other:
+                cells.append('<td class="self">·</td>')
+            elif value is None:
+                cells.append('<td class="none" title="different groups: not comparable"></td>')
+            else:
+                ink = " light" if abs(value - 0.5) > 0.3 else ""
+                cells.append(
+                    f'<td class="num{ink}" style="background:{_diverging(value)}">'
+                    f"{_percent_text(value)}</td>"
+                )
+        body.append(f'<tr><th class="name">{_e(name)}</th>{"".join(cells)}</tr>')
+    head = "".join(f"<th>{_e(name)}</th>" for name in names)
+    return (
+        '<table id="los-table" class="matrix">'
+        f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _faults_section(summary: FaultSummary, standings: Standings, records: str) -> str:
+    kinds = summary.kinds
+    forfeits = {row.name: row.record.forfeits for row in standings.rows}
+    order = [row.name for row in standings.rows] + [
+        name for name in summary.bots if name not in forfeits
+    ]
+    rows = []
+    for name in order:
+        activity = summary.bots.get(name, BotActivity(name))
+        lost = sum(forfeits.get(name, Counter()).values())
+        rows.append(
+            "<tr>"
+            + _cell(name, None, "name")
+            + _cell(lost, lost, "num")
+            + _cell(sum(activity.faults.values()), sum(activity.faults.values()), "num")
+            + "".join(_cell(activity.faults[kind], activity.faults[kind], "num") for kind in kinds)
+            + _cell(activity.decisions, activity.decisions, "num")
+            + _cell(_value(activity.mean_ms, 1), _sort(activity.mean_ms), "num")
+            + _cell(_value(activity.max_ms, 1), _sort(activity.max_ms), "num")
+            + "</tr>"
+        )
+    table = (
+        '<table id="faults-table" class="sortable faults">'
+        + _head(
+            "bot",
+            "forfeits",
+            "faults",
+            *kinds,
+            "decisions",
+            "mean ms",
+            "slowest ms",
+        )
+        + "<tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+    if not summary.total:
+        return table + '<p class="empty">No faults: every bot answered every request.</p>'
+    listed = len(summary.latest)
+    caption = (
+        f"The latest {listed} of {summary.total} faults"
+        if listed < summary.total
+        else f"All {summary.total} fault{'s' if summary.total != 1 else ''}"
+    )
+    items = []
+    for entry in reversed(summary.latest):
+        where = "before the first game"
+        if entry.game is not None:
+            where = f"game {entry.game}" + (
+                f", decision {entry.decision}" if entry.decision is not None else ""
+            )
+        items.append(
+            "<tr>"
+            + f'<td><a href="{_href(records, entry.record_path)}">{_e(entry.match_id)}</a></td>'
+            + _cell(entry.bot, None, "name")
+            + _cell(entry.kind)
+            + _cell(where)
+            + _cell(entry.detail, None, "detail")
+            + _cell(entry.last_output, None, "detail output")
+            + "</tr>"
+        )
+    return (
+        table
+        + f"<h3>{_e(caption)}, newest first</h3>"
+        + '<table id="fault-list" class="sortable fault-list">'
+        + _head("match", "bot", "fault", "where", "detail", "last output line")
+        + "<tbody>"
+        + "".join(items)
+        + "</tbody></table>"
+    )
+
+
+def _href(records: str, record_path: str) -> str:
+    """A relative link to a record: ``records`` is the output directory as seen from the
+    report's directory (``.`` when the report lives in it)."""
+    path = Path(records, record_path).as_posix() if records not in ("", ".") else record_path
+    return _e(quote(path, safe="/"))
+
+
+def _matches_section(matches: Sequence[ListedMatch], total: int, records: str) -> str:
+    if not matches:
+        return '<p class="empty">No match stored yet.</p>'
+    groups: dict[str, list[ListedMatch]] = {}
+    for match in matches:
+        groups.setdefault(pairing_key(*match.seats), []).append(match)
+    parts = []
+    if len(matches) < total:
+        parts.append(
+            f'<p class="note">The first {len(matches)} of {total} matches by match id; every '
+            "record is in the output directory's <code>records/</code> folder.</p>"
+        )
+    # A short list is open from the start; a long one opens pairing by pairing.
+    opened = " open" if len(matches) <= _OPEN_MATCHES else ""
+    for key in sorted(groups):
+        group = groups[key]
+        first, second = key.split("+", 1)
+        won = Counter(match.winner for match in group)
+        summary = (
+            f"{first} {won[first]}-{won[second]} {second} "
+            f"({len(group)} match{'es' if len(group) != 1 else ''}"
+            + (f", {won[None]} void" if won[None] else "")
+            + ")"
+        )
+        rows = []
+        for match in group:
+            rows.append(
+                "<tr>"
+                + f'<td><a href="{_href(records, match.record_path)}">{_e(match.match_id)}</a>'
+                + "</td>"
+                + _cell(match.seats[0], None, "name")
+                + _cell(match.seats[1], None, "name")
+                + _cell(match.winner or "none (void)", None, "name")
+                + _cell(match.termination)
+                + _cell(f"{match.scores[0]}-{match.scores[1]}", match.scores[0], "num")
+                + _cell(match.games, match.games, "num")
+                + _cell(match.forfeit or "")
+                + _cell(f"{match.duration_s:.2f}", match.duration_s, "num")
+                + "</tr>"
+            )
+        parts.append(
+            f'<details class="pairing" data-pairing="{_e(key)}"{opened}>'
+            f"<summary>{_e(summary)}</summary>"
+            '<table class="sortable matches">'
+            + _head("match", "seat 0", "seat 1", "winner", "end", "score", "games", "forfeit", "s")
+            + "<tbody>"
+            + "".join(rows)
+            + "</tbody></table></details>"
+        )
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# The page
+
+_CSS = """
+:root{color-scheme:light;--ink:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+color:var(--ink);margin:0 auto;max-width:1100px;padding:1.5em 2em 4em;line-height:1.45}
+h1{margin:.2em 0}h2{margin-top:2em;border-bottom:1px solid var(--line);padding-bottom:.2em}
+h3{font-size:1em;margin:1.4em 0 .4em}
+nav{display:flex;flex-wrap:wrap;gap:.4em 1.2em;margin:.8em 0 1.2em;font-size:.95em}
+a{color:#0969da}p.meta,p.note,figcaption,p.empty{color:var(--muted);font-size:.92em}
+dl.settings{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;font-size:.92em;
+margin:.4em 0}dl.settings dt{color:var(--muted)}dl.settings dd{margin:0}
+.warning{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5em .8em}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em;font-variant-numeric:tabular-nums}
+th,td{border:1px solid var(--line);padding:.25em .6em;text-align:left;white-space:nowrap}
+thead th{background:var(--soft);position:sticky;top:0}
+td.num{text-align:right}td.detail{white-space:normal;max-width:32em}
+td.output{font-family:ui-monospace,monospace;font-size:.9em}
+table.sortable thead th{cursor:pointer;user-select:none}
+table.sortable thead th[aria-sort=ascending]::after{content:" \\25B2";font-size:.7em}
+table.sortable thead th[aria-sort=descending]::after{content:" \\25BC";font-size:.7em}
+table.matrix td{text-align:right}table.matrix td.light{color:#fff}
+td.self{background:#e8e8e8;text-align:center}
+td.none{background:#f0f0f0}
+figure{margin:.8em 0}svg.chart{max-width:100%;height:auto;font-size:12px}
+svg text{fill:var(--ink)}svg .tick,svg .axis-title{fill:var(--muted);font-size:11px}
+svg .grid{stroke:#e6e9ed;stroke-width:1}
+svg .reference{stroke:#8c959f;stroke-width:1;stroke-dasharray:4 3}
+svg .ci,svg .cap{stroke-width:2.5}svg .elo{stroke:#fff;stroke-width:1.5}
+svg .cell{stroke:#fff;stroke-width:1}svg .cell.self{fill:#d0d4d9}svg .cell.none{fill:#f0f0f0}
+svg .cell-text{font-size:11px;pointer-events:none}svg .cell-text.light{fill:#fff}
+svg .scale{stroke:#d1d9e0}
+svg .line{fill:none;stroke-width:2;stroke-linejoin:round}svg .key{stroke-width:3}
+details.pairing{margin:.3em 0}details.pairing summary{cursor:pointer}
+code{font-family:ui-monospace,monospace;font-size:.92em;background:var(--soft);padding:0 .25em}
+"""
+
+#: Click (or Enter on) a column heading to sort a table by it; numbers by their value.
+_SCRIPT = """
+(function () {
+  function key(row, index) {
+    var cell = row.cells[index];
+    var text = cell ? (cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent) : "";
+    text = text.trim();
+    var number = Number(text);
+    return text !== "" && isFinite(number) ? number : text.toLowerCase();
+  }
+  function compare(a, b) {
+    var numeric = [typeof a === "number", typeof b === "number"];
+    if (numeric[0] && numeric[1]) return a - b;
+    if (numeric[0] !== numeric[1]) return numeric[0] ? -1 : 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    var headings = table.tHead ? Array.prototype.slice.call(table.tHead.rows[0].cells) : [];
+    headings.forEach(function (heading, index) {
+      function sort() {
+        var body = table.tBodies[0];
+        var up = heading.getAttribute("aria-sort") !== "ascending";
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var order = compare(key(a, index), key(b, index));
+          return up ? order : -order;
+        });
+        headings.forEach(function (other) { other.removeAttribute("aria-sort"); });
+        heading.setAttribute("aria-sort", up ? "ascending" : "descending");
+        rows.forEach(function (row) { body.appendChild(row); });
+      }
+      heading.tabIndex = 0;
+      heading.title = "Sort by " + heading.textContent;
+      heading.addEventListener("click", sort);
+      heading.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); sort(); }
+      });
+    });
+    table.dataset.sortable = "ready";
+  });
+})();
+"""
+
+
+def _settings(meta: StoredMeta | None) -> str:
+    if meta is None:
+        return ""
+    rules = ", ".join(f"{key} {value}" for key, value in sorted(meta.rules.items()))
+    clock = ", ".join(
+        f"{key} {'none' if value is None else value}"
+        for key, value in sorted(meta.time_control.items())
+    )
+    return (
+        '<dl class="settings">'
+        f"<dt>rules</dt><dd>{_e(rules or 'defaults')}</dd>"
+        f"<dt>time control</dt><dd>{_e(clock)}</dd>"
+        f"<dt>seed</dt><dd>{meta.seed}</dd></dl>"
+    )
+
+
+def _every(points: int, matches: int) -> str:
+    """How often the progression was sampled, in words."""
+    if points == 0:
+        return "(nothing stored yet)"
+    if points >= matches:
+        return "after every match"
+    return f"at {points} points of the run (about every {math.ceil(matches / points)} matches)"
+
+
+def render_report(
+    standings: Standings,
+    meta: StoredMeta | None,
+    progression: Sequence[ProgressionPoint],
+    faults: FaultSummary,
+    matches: Sequence[ListedMatch],
+    *,
+    records: str = ".",
+    generated: datetime | None = None,
+) -> str:
+    """The page, from data already read: ``records`` is the output directory relative to
+    the report's directory, for the links to match records."""
+    generated = generated or datetime.now(UTC)
+    title = f"Tournament report: {standings.name or 'unnamed'}"
+    played, scheduled = standings.matches_played, standings.matches_scheduled
+    anchoring = f"Elo of {standings.anchor} fixed at 1500" if standings.anchor else "mean Elo 1500"
+    summary = (
+        f"{played} of {scheduled} scheduled matches stored"
+        + (" (in progress or interrupted)" if played < scheduled else "")
+        + f", {standings.games} games, {len(standings.rows)} bots"
+        + (f", {standings.void} void" if standings.void else "")
+        + f"; {anchoring}"
+    )
+    confidence = f"{100 * standings.fit.confidence:.0f}%"
+    points = len(progression)
+    sections = [
+        (
+            "standings",
+            "Standings",
+            '<div class="scroll">' + _standings_table(standings) + "</div>"
+            '<p class="note">Ranked by Elo. A forfeit is a loss for the bot that faulted; a void '
+            "match (both bots failed before the first game) counts for nobody. Click a heading to "
+            "sort.</p>",
+        ),
+        (
+            "elo",
+            "Elo ratings",
+            '<figure id="elo-chart">'
+            + _elo_chart(standings)
+            + f"<figcaption>Each dot is a bot's Elo, the bar its {confidence} confidence interval; "
+            "ratings are fitted jointly to every result (Bradley-Terry) with one virtual drawn "
+            f"match per pairing ({standings.fit.virtual_draws:g}).</figcaption></figure>"
+            + (
+                "<h3>Likelihood of superiority: how likely the row bot is stronger than the "
+                "column bot</h3>" + '<div class="scroll">' + _los_table(standings) + "</div>"
+                if len(standings.fit.los) > 1
+                else ""
+            ),
+        ),
+        (
+            "crosstable",
+            "Crosstable",
+            '<figure id="crosstable-heatmap"><div class="scroll">'
+            + _heatmap(standings)
+            + "</div><figcaption>Each cell is the row bot's wins-losses against the column bot, "
+            "coloured by the row bot's share of the wins; hover a cell for the likelihood of "
+            "superiority.</figcaption></figure>",
+        ),
+        (
+            "progression",
+            "Rating progression",
+            '<figure id="progression-chart">'
+            + _progression_chart(progression, standings, played)
+            + "<figcaption>Every bot's Elo refitted to the results so far "
+            + f"{_every(points, played)}, in the order the matches were stored"
+            + (
+                f"; the {MAX_PROGRESSION_LINES} best bots of {len(standings.rows)} are drawn"
+                if len(standings.rows) > MAX_PROGRESSION_LINES
+                else ""
+            )
+            + ".</figcaption></figure>",
+        ),
+        (
+            "faults",
+            "Faults and timing",
+            '<div class="scroll">'
+            + _faults_section(faults, standings, records)
+            + "</div>"
+            + '<p class="note">Forfeits: matches lost by the bot\'s own fault. Faults: every fault '
+            "recorded, including both of a void match. Decision times are the referee's, in ms. "
+            "A bot's output is in the output directory's <code>logs/</code>.</p>",
+        ),
+        (
+            "matches",
+            "Matches",
+            '<p class="note">Each match id links to its record (JSON Lines, '
+            "<code>docs/records.md</code>); read one with <code>aegis-ref replay FILE</code>, "
+            "re-check it with <code>aegis-ref verify FILE</code>.</p>"
+            + _matches_section(matches, played, records),
+        ),
+    ]
+    warnings = "".join(f'<p class="warning">{_e(warning)}</p>' for warning in standings.warnings)
+    body = "".join(
+        f'<section id="{anchor}"><h2>{_e(heading)}</h2>{content}</section>'
+        for anchor, heading, content in sections
+    )
+    nav = "".join(f'<a href="#{anchor}">{_e(heading)}</a>' for anchor, heading, _ in sections)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<header><h1>{_e(title)}</h1>"
+        f'<p class="meta" id="summary">{_e(summary)}</p>'
+        + _settings(meta)
+        + f'<p class="meta">Generated by aegis-ref on {generated:%Y-%m-%d %H:%M} UTC.</p>'
+        + f"</header>\n<nav>{nav}</nav>\n{warnings}\n{body}\n"
+        f"<script>{_SCRIPT}</script>\n</body>\n</html>\n"
+    )
+
+
+def build_report(
+    connection: sqlite3.Connection,
+    *,
+    anchor: str | None = None,
+    records: str = ".",
+    points: int = MAX_PROGRESSION_POINTS,
+    generated: datetime | None = None,
+) -> str:
+    """The report of the store behind ``connection``, read in one transaction; ``anchor``
+    overrides the stored rating anchor (as ``aegis-ref standings --anchor`` does)."""
+    with _snapshot(connection):
+        meta = read_meta(connection)
+        standings = load_standings(connection, anchor=anchor)
+        names = [row.name for row in standings.rows]
+        progression = rating_progression(connection, names, anchor=standings.anchor, points=points)
+        faults = fault_summary(connection, names)
+        matches = listed_matches(connection)
+    return render_report(
+        standings, meta, progression, faults, matches, records=records, generated=generated
+    )
+
+
+@contextlib.contextmanager
+def _snapshot(connection: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: every query sees the same results, even during a run."""
+    started = not connection.in_transaction
+    if started:
+        connection.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if started and connection.in_transaction:
+            connection.rollback()
+
+
+def write_report(
+    output_dir: Path, destination: Path | None = None, *, anchor: str | None = None
+) -> Path:
+    """Write the report of a tournament's output directory (default:
+    ``OUTPUT_DIR/report.html``) and return its path.
+
+    Raises :class:`~tournaments.errors.TournamentError` if the directory holds no results
+    store, if ``anchor`` names no bot, or if the file cannot be written.
+    """
+    destination = destination if destination is not None else output_dir / REPORT_NAME
+    connection = open_store(output_dir, read_only=True)
+    try:
+        if anchor is not None:
+            known = [row.name for row in load_standings(connection).rows]
+            if anchor not in known:
+                raise TournamentError(f"--anchor: unknown bot {anchor!r}; bots: {', '.join(known)}")
+        records = os.path.relpath(output_dir.resolve(), destination.resolve().parent)
+        text = build_report(connection, anchor=anchor, records=records)
+    finally:
+        connection.close()
+    temporary = destination.with_name(f".{destination.name}.tmp")
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, destination)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise TournamentError(
+            f"cannot write the report {destination}: {error.strerror or error}"
+        ) from None
+    return destination
