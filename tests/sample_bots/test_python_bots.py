@@ -1,0 +1,335 @@
+"""The Python sample bots ``greedy`` and ``strong`` (``sample_bots/greedy`` and ``/strong``):
+real matches through the match runner, the strong bot's deadline, the greedy heuristics on
+crafted hands, and the strong bot's world sampler and simulator against the engine."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.actions import PASS, STOP, Bid, Exchange, play
+from referee.bundled import resolve_bot
+from referee.cards import Card, Suit, parse_card
+from referee.game import (
+    STOCK_START,
+    GameState,
+    Observation,
+    Phase,
+    Seat,
+    apply,
+    legal_actions,
+    new_game,
+    observation,
+    shuffled_deck,
+)
+from referee.options import RulesOptions
+from referee.runner import MatchRunner, TimeControl
+from sample_bots.greedy.bot import (
+    ALL_CARDS,
+    GreedyPlayer,
+    bid_choice,
+    card_mask,
+    exchange_choice,
+    play_choice,
+)
+from sample_bots.strong.bot import (
+    MatchOdds,
+    Simulation,
+    StrongPlayer,
+    WorldSampler,
+    opponent_voids,
+)
+from tests.referee.helpers import cards, deal, run, to_play_phase
+from tests.sample_bots.language_bots import (
+    SHORT,
+    check,
+    play_both_seats,
+    wins,
+)
+
+DEFAULTS = RulesOptions()
+
+# ---------------------------------------------------------------------------------------------
+# Real matches
+
+
+def test_greedy_plays_random_in_both_seats(tmp_path: Path) -> None:
+    reports = play_both_seats("greedy", "random", [1, 2, 3], tmp_path)
+    assert wins(reports, "greedy") >= 4  # it wins nearly all; 4 of 6 keeps luck out
+
+
+def test_greedy_plays_other_rules_options(tmp_path: Path) -> None:
+    options = RulesOptions(max_exchange_rounds=0, promise_min_bid=4)
+    play_both_seats("greedy", "random", [4], tmp_path, options)
+
+
+def test_strong_plays_random_in_both_seats(tmp_path: Path) -> None:
+    reports = play_both_seats("strong", "random", [5, 6], tmp_path, SHORT)
+    assert wins(reports, "strong") >= 3
+
+
+def test_strong_keeps_a_100_ms_deadline(tmp_path: Path) -> None:
+    specs = [resolve_bot("strong"), resolve_bot("greedy")]
+    clock = TimeControl(decision_ms=100, warmup_ms=20000)
+    with MatchRunner(time_control=clock, log_dir=tmp_path) as runner:
+        for order, pair in enumerate((specs, specs[::-1])):
+            report = runner.play(pair, 7, match_id=f"7-{order}")
+            check(report)
+            seat = report.players.index("strong")
+            times = [
+                elapsed
+                for game, timings in zip(report.games, report.timings, strict=True)
+                for turn, elapsed in zip(game.history, timings, strict=True)
+                if turn.seat == seat
+            ]
+            assert len(times) > 10
+            assert max(times) < 100, sorted(times)[-5:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Greedy heuristics on crafted hands
+
+SPADES_TRUMP = (Suit.SPADES, 7)  # key card 7S: the killers are 7H, 7D and 7C
+
+
+def follow(hand: str, lead: str, trump: Suit = Suit.SPADES, key_rank: int = 7) -> Card:
+    """The greedy card played on ``lead`` (nothing seen but the hand and the lead)."""
+    held = cards(hand)
+    unseen = ALL_CARDS & ~card_mask(held)
+    return play_choice(held, parse_card(lead), trump, key_rank, unseen, 5)
+
+
+def test_follows_with_the_cheapest_winning_card() -> None:
+    assert follow("KH 10H 3H 2S 5C", "9H") == parse_card("10H")
+
+
+def test_the_ace_is_a_cheap_winner_over_a_jack_and_no_winner_over_a_ten() -> None:
+    # The Ace beats J, Q and K only: over a jack it is the cheapest winner (it is worth
+    # less than the queen later); over a ten it cannot win, and the lowest heart goes.
+    assert follow("AH QH 4D 5C 6C", "JH") == parse_card("AH")
+    assert follow("AH 3H 4D 5C 6C", "10H") == parse_card("3H")
+
+
+def test_plays_a_killer_on_a_trump_lead_when_void_in_trump() -> None:
+    assert follow("7H KD 2C 3C 9D", "QS") == parse_card("7H")
+
+
+def test_trumps_a_plain_lead_when_void_with_the_lowest_trump() -> None:
+    assert follow("3S KS 7H 2C 9C", "KD") == parse_card("3S")
+
+
+def test_throws_the_least_useful_card_when_it_cannot_win() -> None:
+    assert follow("QH 2H 5S 7D 9C", "KH") == parse_card("2H")  # must follow hearts
+    assert follow("KD 2C 4D 8C 9C", "AS") == parse_card("2C")  # no trump, no killer
+
+
+def test_leads_a_sure_winner_else_gives_the_lead_away_cheaply() -> None:
+    trump, key_rank = SPADES_TRUMP
+    strong_hand = cards("KS QS 2H 3D 4C")  # KS: only AS beats it, and AS is the key card
+    gone = card_mask(strong_hand) | 1 << parse_card("AS").index
+    assert play_choice(strong_hand, None, trump, key_rank, ALL_CARDS & ~gone, 5) in cards("KS QS")
+    weak_hand = cards("2H 3D 4C 5C 6D")
+    unseen = ALL_CARDS & ~card_mask(weak_hand)
+    assert play_choice(weak_hand, None, trump, key_rank, unseen, 5) == parse_card("2H")
+
+
+def test_exchanges_weak_cards_and_the_master_stops_with_a_strong_hand() -> None:
+    trump, key_rank = SPADES_TRUMP
+    strong_hand = cards("KS QS JS KH 7D")
+    assert exchange_choice(strong_hand, trump, key_rank, True, 0) is None
+    weak_hand = cards("2H 3H 4D 5C 9S")
+    assert exchange_choice(weak_hand, trump, key_rank, True, 0) == cards("2H 3H 4D 5C")
+    # Once the master has exchanged, it stops: each exchange raises its smallest bid.
+    assert exchange_choice(weak_hand, trump, key_rank, True, 1) is None
+    # The slave's exchanges are free, and never give up a trump, a killer, a king or queen.
+    assert exchange_choice(cards("2H KH 7D QC 9S"), trump, key_rank, False, 1) == cards("2H")
+    assert exchange_choice(strong_hand, trump, key_rank, False, 1) == ()
+
+
+def test_bids_within_the_legal_range() -> None:
+    trump, key_rank = SPADES_TRUMP
+    weak_hand, strong_hand = cards("2H 3H 4D 5C 6C"), cards("KS QS JS 10S 9S")
+    assert bid_choice(weak_hand, trump, key_rank, 3, None) == 3  # the floor, however poor
+    assert bid_choice(strong_hand, trump, key_rank, 1, None) == 5
+    assert bid_choice(weak_hand, trump, key_rank, 1, 1) is None  # the slave passes
+    assert bid_choice(strong_hand, trump, key_rank, 1, 2) in (3, 4, 5)  # and overbids
+    assert bid_choice(strong_hand, trump, key_rank, 1, 5) is None
+
+
+def random_game(player: GreedyPlayer | None, seed: int, options: RulesOptions) -> GameState:
+    """A game played by the greedy player in seat 0 (checked legal at every decision) and
+    uniformly random legal actions in seat 1."""
+    rng = random.Random(seed)
+    game = new_game(options, Seat(seed % 2), shuffled_deck(rng))
+    greedy = player or GreedyPlayer()
+    while game.to_move is not None:
+        seat, legal = game.to_move, legal_actions(game)
+        if seat == Seat.FIRST:
+            action = greedy.decide(observation(game, seat), legal)
+            assert action in legal, (action, legal)
+        else:
+            action = legal[rng.randrange(len(legal))]
+        game = apply(game, seat, action)
+    return game
+
+
+@pytest.mark.parametrize(
+    "options", [DEFAULTS, RulesOptions(max_exchange_rounds=0), RulesOptions(max_exchange_rounds=1)]
+)
+def test_greedy_never_chooses_an_illegal_action(options: RulesOptions) -> None:
+    for seed in range(300):
+        assert random_game(None, seed, options).is_over
+
+
+# ---------------------------------------------------------------------------------------------
+# The strong bot's world sampler and simulator
+
+
+def observations_of_seat_0(
+    seed: int, exchanges: bool = True
+) -> list[tuple[Observation, GameState]]:
+    """Seat 0's observation at each of its decisions in a greedy game (with the true state),
+    seat 0 being the slave, which always exchanges its weak cards."""
+    rng = random.Random(seed)
+    options = DEFAULTS if exchanges else RulesOptions(max_exchange_rounds=0)
+    game = new_game(options, Seat.SECOND, shuffled_deck(rng))
+    players = [GreedyPlayer(), GreedyPlayer()]
+    seen: list[tuple[Observation, GameState]] = []
+    while game.to_move is not None:
+        seat = game.to_move
+        view = observation(game, seat)
+        if seat == Seat.FIRST:
+            seen.append((view, game))
+        game = apply(game, seat, players[seat].decide(view, legal_actions(game)))
+    return seen
+
+
+def test_the_world_sampler_deals_only_cards_the_bot_has_not_seen() -> None:
+    checked_discards = 0
+    for seed in range(100):
+        player = GreedyPlayer()
+        for view, game in observations_of_seat_0(seed):
+            player.note_hand(view.game_number, view.hand)
+            sampler = WorldSampler(view, player.held)
+            own_discards = card_mask(game.discards[Seat.FIRST])
+            checked_discards += bool(own_discards)
+            played = 1 << view.key_card.index
+            for trick in view.tricks:
+                played |= 1 << trick.lead.index | 1 << trick.follow.index
+            if view.lead is not None:
+                played |= 1 << view.lead.index
+            seen_elsewhere = card_mask(view.hand) | own_discards | played
+            rng = random.Random(seed)
+            for _world in range(20):
+                hand, stock, discards = sampler.sample(rng)
+                assert len(hand) == view.opponent_hand_size
+                assert len(stock) == view.stock_remaining
+                assert card_mask(hand) & seen_elsewhere == 0
+                assert card_mask(stock) & seen_elsewhere == 0
+                # The hidden cards are dealt exactly once: hand, stock and discards.
+                dealt = card_mask(hand) | card_mask(stock) | card_mask(discards)
+                assert len(hand) + len(stock) + len(discards) == dealt.bit_count()
+                assert dealt == ALL_CARDS & ~seen_elsewhere
+    assert checked_discards > 10  # the bot's own discards were there to be left out
+
+
+def test_the_world_sampler_respects_voids() -> None:
+    checked = 0
+    for seed in range(200):
+        player = GreedyPlayer()
+        for view, _game in observations_of_seat_0(seed, exchanges=False):
+            player.note_hand(view.game_number, view.hand)
+            voids = opponent_voids(view)
+            if not voids:
+                continue
+            checked += 1
+            rng = random.Random(seed)
+            sampler = WorldSampler(view, player.held)
+            for _world in range(20):
+                hand, _stock, _discards = sampler.sample(rng)
+                assert not any(card.suit in voids for card in hand), (voids, hand)
+    assert checked > 20
+
+
+def test_the_simulator_plays_as_the_engine_does() -> None:
+    # The greedy policy on both sides, with every card known: the simulator started at the
+    # deal must end exactly where the engine ends.
+    for seed in range(150):
+        rng = random.Random(seed)
+        options = RulesOptions(max_exchange_rounds=seed % 5)
+        deck = shuffled_deck(rng)
+        game = new_game(options, Seat(seed % 2), deck)
+        start = observation(game, Seat.FIRST)
+        players = [GreedyPlayer(), GreedyPlayer()]
+        while game.to_move is not None:
+            seat = game.to_move
+            action = players[seat].decide(observation(game, seat), legal_actions(game))
+            game = apply(game, seat, action)
+        hands = [list(hand) for hand in new_game(options, Seat(seed % 2), deck).hands]
+        held = [card_mask(hand) for hand in hands]
+        simulation = Simulation(start, options, hands, held, list(deck[STOCK_START:]))
+        result = simulation.finish(None)
+        assert result == game.result, seed
+
+
+def test_strong_is_deterministic_and_plays_legal_actions() -> None:
+    for seed in range(4):
+        for view, game in observations_of_seat_0(seed):
+            legal = legal_actions(game)
+            choices = {
+                StrongPlayer(DEFAULTS, "7", max_worlds=8).decide(view, legal, time.monotonic() + 60)
+                for _ in range(2)
+            }
+            assert len(choices) == 1
+            assert choices.pop() in legal
+
+
+def test_strong_returns_at_once_when_out_of_time() -> None:
+    view, game = observations_of_seat_0(1)[0]
+    player = StrongPlayer(DEFAULTS, "1")
+    started = time.monotonic()
+    action = player.decide(view, legal_actions(game), started - 1)
+    assert time.monotonic() - started < 0.05
+    assert player.worlds == 0
+    assert action == GreedyPlayer().decide(view, legal_actions(game))
+
+
+def test_strong_finds_the_winning_line() -> None:
+    # Spades are trump. The master bid 5 and won the first three tricks with KD, QD and JD;
+    # it holds KS and QH, the slave 3S and 3C. Leading KS draws the slave's only trump and
+    # QH wins too (5 tricks, 7 points); leading QH first lets the slave ruff it (4 tricks:
+    # the bid fails). Leading KS is never worse, whatever the slave may hold.
+    deck = deal("KS QH KD QD JD", "3S 3C 2D 4D 5D", "9S")
+    game = to_play_phase(deck, master_bid=5)
+    game = run(game, "play KD", "play 2D", "play QD", "play 4D", "play JD", "play 5D")
+    assert game.to_move == Seat.FIRST
+    view = observation(game, Seat.FIRST)
+    player = StrongPlayer(DEFAULTS, "1", max_worlds=100)
+    action = player.decide(view, legal_actions(game), time.monotonic() + 60)
+    assert action == play(parse_card("KS"))
+
+
+def test_exchange_and_bid_candidates_are_legal() -> None:
+    for seed in range(6):
+        for view, game in observations_of_seat_0(seed):
+            if view.phase in (Phase.EXCHANGE, Phase.BIDDING):
+                legal = legal_actions(game)
+                action = StrongPlayer(DEFAULTS, "3", max_worlds=4).decide(
+                    view, legal, time.monotonic() + 60
+                )
+                assert isinstance(action, Exchange | Bid) or action in (STOP, PASS)
+                assert action in legal
+
+
+def test_match_odds() -> None:
+    odds = MatchOdds(DEFAULTS)
+    assert 0.4 < odds.chance(0, 0, True) < 0.6
+    assert odds.chance(20, 15, True) > odds.chance(15, 15, True) > odds.chance(15, 20, True)
+    assert odds.over(25, 20, False) == 1.0  # the target
+    assert odds.over(14, 4, False) == 1.0  # the cold margin
+    assert odds.over(4, 14, True) == 0.0
+    assert odds.over(26, 25, False) == 0.0  # D7: both over the target, the game's winner wins
+    assert odds.over(24, 20, True) is None
