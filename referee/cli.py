@@ -170,6 +170,16 @@ def _write_lines(stream: TextIO, lines: Iterable[str]) -> None:
         stream.write("\n")
 
 
+def write_record_or_exit(path: Path, lines: Iterable[str], exit_code: int) -> None:
+    """:func:`write_record`, then say where; on failure say why and exit with ``exit_code``."""
+    try:
+        write_record(path, lines)
+    except OSError as error:
+        typer.echo(f"cannot write record {path}: {error.strerror or error}", err=True)
+        raise typer.Exit(exit_code) from None
+    typer.echo(f"record: {path}")
+
+
 def _create_temporary(path: Path) -> tuple[Path, int]:
     # In the target's directory so that os.replace is a rename on one file system; O_EXCL so
     # that two runs never share one; mode 0o666 so the record gets the umask's usual mode.

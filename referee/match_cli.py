@@ -21,7 +21,7 @@ from referee.cli import (
     PromiseMinBidOption,
     TargetScoreOption,
     rules_from_flags,
-    write_record,
+    write_record_or_exit,
 )
 from referee.faults import FaultKind
 from referee.records import dumps_line
@@ -117,12 +117,7 @@ def match(
             f"faults: {kinds or 'none'}"
         )
     if record is not None:
-        try:
-            write_record(record, lines)
-        except OSError as error:
-            typer.echo(f"cannot write record {record}: {error.strerror or error}", err=True)
-            raise typer.Exit(EXIT_UNREADABLE) from None
-        typer.echo(f"record: {record}")
+        write_record_or_exit(record, lines, EXIT_UNREADABLE)
 
 
 def _remote_listener(

@@ -30,7 +30,7 @@ from referee.cli import (
     PromiseMinBidOption,
     TargetScoreOption,
     rules_from_flags,
-    write_record,
+    write_record_or_exit,
 )
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
@@ -243,12 +243,7 @@ def _note_faults(display: _Display, match_number: int, report: MatchReport) -> N
 def _write(record: Path | None, lines: list[str] | None) -> None:
     if record is None or lines is None:
         return
-    try:
-        write_record(record, lines)
-    except OSError as error:
-        typer.echo(f"cannot write record {record}: {error.strerror or error}", err=True)
-        raise typer.Exit(EXIT_ERROR) from None
-    typer.echo(f"record: {record}")
+    write_record_or_exit(record, lines, EXIT_ERROR)
 
 
 def _conclude(

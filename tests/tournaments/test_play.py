@@ -32,6 +32,7 @@ from referee.actions import PASS, STOP, Exchange, bid, play
 from referee.cards import parse_card
 from referee.cli import verify_file
 from referee.game import ExchangeChoices
+from tests.tournaments.helpers import processes_with_marker
 from tournaments.cli import app
 from tournaments.play import ChoiceError, Command, TerminalPlayer, parse_choice, read_input_line
 
@@ -139,23 +140,6 @@ class Terminal:
                 self.process.kill()
                 self.process.wait(5)
         os.close(self.master)
-
-
-def processes_with_marker(marker: str) -> list[int]:
-    """Live (non-zombie) processes whose environment carries ``AEGIS_TEST_MARKER=marker``."""
-    needle = f"AEGIS_TEST_MARKER={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environment = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and needle in environment.split(b"\0"):
-            found.append(int(entry.name))
-    return found
 
 
 def assert_no_process_left(marker: str, timeout: float = 5.0) -> None:
