@@ -24,6 +24,7 @@ __all__ = [
     "BotSpec",
     "ResourceLimits",
     "kill_by_token",
+    "processes_with_environment",
 ]
 
 
@@ -63,26 +64,40 @@ class BotSpec:
         return not self.command
 
 
+def processes_with_environment(variable: str, value: str) -> list[int]:
+    """Pids of the live processes, other than this one, whose environment holds
+    ``variable=value``; zombies and processes not ours to read are left out."""
+    needle = f"{variable}={value}".encode()
+    me = os.getpid()
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) == me:
+                continue
+            try:
+                with open(f"/proc/{entry.name}/environ", "rb") as stream:
+                    if needle not in stream.read().split(b"\0"):
+                        continue
+                with open(f"/proc/{entry.name}/stat", "rb") as stream:
+                    state = stream.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue  # gone, or not ours to read
+            if state != b"Z":
+                found.append(int(entry.name))
+    return found
+
+
 def kill_by_token(token: str) -> int:
     """SIGKILL every process whose environment carries this bot's ``AEGIS_TOKEN``.
 
     A bot's descendants inherit its environment, so this finds the ones that left its process
     group (with ``setsid``, say) and that ``killpg`` cannot reach. Returns how many were found.
     """
-    needle = f"AEGIS_TOKEN={token}".encode()
-    me = os.getpid()
     found = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            environment = (entry / "environ").read_bytes()
-        except OSError:
-            continue  # gone, or not ours to read
-        if needle in environment.split(b"\0"):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
-                found += 1
+    for pid in processes_with_environment("AEGIS_TOKEN", token):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            found += 1
     return found
 
 

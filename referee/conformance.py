@@ -52,7 +52,7 @@ from typing import Any
 
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
 from referee.actions import parse_action
-from referee.bots import BotSpec, kill_by_token
+from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.cards import DECK, Card, parse_card
 from referee.errors import ActionParseError, IllegalActionError
 from referee.faults import Fault, FaultKind
@@ -978,23 +978,14 @@ def _kill_leader(session: BotSession) -> None:
 
 
 def _carriers(token: str) -> list[tuple[int, str]]:
-    """Processes whose environment holds ``AEGIS_TOKEN=token``: (pid, command line).
-
-    The same scan as :func:`referee.bots.kill_by_token`, which kills; this one only looks.
-    """
-    needle = f"AEGIS_TOKEN={token}".encode()
-    me = os.getpid()
+    """Processes whose environment holds ``AEGIS_TOKEN=token``: (pid, command line)."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
+    for pid in processes_with_environment("AEGIS_TOKEN", token):
         try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            command = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
         except OSError:
-            continue  # gone, or not ours to read
-        found.append((int(entry.name), " ".join(command.replace("\0", " ").split())[:120]))
+            continue  # gone meanwhile
+        found.append((pid, " ".join(command.replace("\0", " ").split())[:120]))
     return found
 
 

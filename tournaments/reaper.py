@@ -22,6 +22,8 @@ import signal
 import sys
 import time
 
+from referee.bots import processes_with_environment
+
 __all__ = ["MARKER_VARIABLE", "kill_marked", "main", "marked_processes"]
 
 #: The environment variable that marks a worker's bots.
@@ -30,23 +32,7 @@ MARKER_VARIABLE = "AEGIS_WORKER_MARKER"
 
 def marked_processes(marker: str) -> list[int]:
     """Pids of live processes whose environment carries ``AEGIS_WORKER_MARKER=marker``."""
-    needle = f"{MARKER_VARIABLE}={marker}".encode()
-    me = os.getpid()
-    found = []
-    with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                with open(f"/proc/{entry.name}/environ", "rb") as stream:
-                    environment = stream.read()
-                with open(f"/proc/{entry.name}/stat", "rb") as stream:
-                    state = stream.read().rsplit(b")", 1)[1].split()[0]
-            except OSError:
-                continue  # gone, or not ours to read
-            if state != b"Z" and needle in environment.split(b"\0"):
-                found.append(int(entry.name))
-    return found
+    return processes_with_environment(MARKER_VARIABLE, marker)
 
 
 def kill_marked(marker: str, settle: float = 0.3, limit: float = 10.0) -> int:

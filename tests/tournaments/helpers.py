@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from referee.bots import processes_with_environment
+
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 #: The installed console script, next to the interpreter running the tests.
 AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
@@ -54,19 +56,7 @@ def write_config(
 
 def processes_with_marker(marker: str) -> list[int]:
     """Pids of live processes whose environment carries ``AEGIS_TEST_MARKER=marker``."""
-    needle = f"AEGIS_TEST_MARKER={marker}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environment = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and needle in environment.split(b"\0"):
-            found.append(int(entry.name))
-    return found
+    return processes_with_environment("AEGIS_TEST_MARKER", marker)
 
 
 def wait_no_processes(marker: str, timeout: float = 10.0) -> list[int]:
