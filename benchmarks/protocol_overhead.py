@@ -1,17 +1,23 @@
 """Protocol overhead: how close the referee comes to a bare ZeroMQ round trip.
 
-In one run, over ipc on this machine:
+Over ipc on this machine, in rounds that alternate so that a change of machine load hits
+every measurement alike:
 
 (a) a raw pyzmq ROUTER/DEALER msgpack ping-pong: the ROUTER packs a map the size of a real
     ``decide`` for a play, the DEALER (another process) unpacks it and answers a small map,
     the ROUTER unpacks that: the floor for one decision;
 (b) the referee playing whole matches between two trivial bots that answer every request
     with its first legal action (raw msgpack bots, so the bot side costs what (a)'s does);
-(c) the same with two uniform random bots written with the Python SDK: games/s.
+(s) for the breakdown: the referee's socket layer alone (``BotServer.request``) sending that
+    same play request over and over to the two bots of (b), without the game;
+(c) the same as (b) with two uniform random bots written with the Python SDK: games/s.
 
-Reports decisions/s of (a) and (b) and their ratio, and games/s of (c).
+Reports the median decisions/s of (a), (s) and (b) over the rounds, the ratio (b)/(a) of the
+medians, and games/s of (c). ``--cpu N`` pins the benchmark and every process it starts to
+CPU N: the figures are then the CPU cost alone, without the latency of waking a process on
+another CPU.
 
-    python benchmarks/protocol_overhead.py [--seconds 5]
+    python benchmarks/protocol_overhead.py [--seconds 2] [--rounds 3] [--cpu N]
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import argparse
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -166,6 +173,31 @@ def referee_rate(seconds: float, command: list[str]) -> tuple[float, float]:
     return decisions / elapsed, games / elapsed
 
 
+def socket_layer_rate(seconds: float, command: list[str]) -> float:
+    """(s): requests per second of ``BotServer.request`` alone, alternating the two bots."""
+    from referee.server import BotServer, Reply
+
+    request = _play_request()
+    del request["version"], request["id"]  # the server adds its own envelope
+    server = BotServer()
+    sessions = [server.start_bot(BotSpec(name, tuple(command))) for name in ("a", "b")]
+    try:
+        for session in sessions:
+            assert server.handshake(session, 10.0) is None
+        count = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            reply = server.request(sessions[count % 2], request, "act", 5.0)
+            assert isinstance(reply, Reply), reply
+            count += 1
+        rate = count / (time.perf_counter() - started)
+    finally:
+        for session in sessions:
+            server.stop_bot(session)
+        server.close()
+    return rate
+
+
 def _has_sdk_bot() -> bool:
     import importlib.util
 
@@ -176,27 +208,61 @@ def _has_sdk_bot() -> bool:
 
 
 def main() -> None:
-    """Run (a), (b) and (c) and print the report."""
+    """Run the rounds of (a), (s) and (b), then (c), and print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=2.0, help="per measurement and round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cpu", type=int, default=None, help="pin everything to this CPU")
     arguments = parser.parse_args()
+    if arguments.cpu is not None:
+        os.sched_setaffinity(0, {arguments.cpu})  # inherited by every process started here
+    raw: list[float] = []
+    layer: list[float] = []
+    referee: list[float] = []
+    referee_games: list[float] = []
     with tempfile.TemporaryDirectory(prefix="aegis-bench-") as scratch:
         bot = Path(scratch) / "first_legal.py"
         bot.write_text(_FIRST_LEGAL_BOT)
-        raw, size = raw_ping_pong(arguments.seconds)
-        referee, referee_games = referee_rate(arguments.seconds, [sys.executable, str(bot)])
+        command = [sys.executable, str(bot)]
+        for _ in range(arguments.rounds):
+            rate, size = raw_ping_pong(arguments.seconds)
+            raw.append(rate)
+            layer.append(socket_layer_rate(arguments.seconds, command))
+            decisions, games = referee_rate(arguments.seconds, command)
+            referee.append(decisions)
+            referee_games.append(games)
     sdk = [sys.executable, "-m", "protocol.examples.random_bot"]
     sdk_games = referee_rate(arguments.seconds, sdk)[1] if _has_sdk_bot() else float("nan")
+    where = "all on one CPU" if arguments.cpu is not None else f"{os.cpu_count()} CPUs"
     print(
         f"python {platform.python_version()}, pyzmq {zmq.__version__}, "
-        f"libzmq {zmq.zmq_version()}, {os.cpu_count()} cores, ipc transport"
+        f"libzmq {zmq.zmq_version()}, {where}, ipc transport, "
+        f"medians of {arguments.rounds} rounds of {arguments.seconds:g} s"
     )
-    print(f"(a) raw ROUTER/DEALER msgpack ping-pong, {size}-byte request: {raw:,.0f} round trips/s")
+
+    def rounds(values: list[float]) -> str:
+        return ", ".join(f"{value:,.0f}" for value in values)
+
     print(
-        f"(b) referee with first-legal raw bots: {referee:,.0f} decisions/s "
-        f"({referee_games:,.0f} games/s)"
+        f"(a) raw ROUTER/DEALER msgpack ping-pong, {size}-byte request: "
+        f"{statistics.median(raw):,.0f} round trips/s  [{rounds(raw)}]"
     )
-    print(f"    ratio (b)/(a): {referee / raw:.0%}")
+    print(
+        f"(s) referee socket layer alone, same request: "
+        f"{statistics.median(layer):,.0f} requests/s  [{rounds(layer)}]"
+    )
+    print(
+        f"(b) referee with first-legal raw bots: {statistics.median(referee):,.0f} decisions/s "
+        f"({statistics.median(referee_games):,.0f} games/s)  [{rounds(referee)}]"
+    )
+    print(f"    ratio (b)/(a): {statistics.median(referee) / statistics.median(raw):.0%}")
+    raw_us, layer_us, referee_us = (
+        1e6 / statistics.median(values) for values in (raw, layer, referee)
+    )
+    print(
+        f"    per decision: raw round trip {raw_us:.0f} us, socket layer "
+        f"+{layer_us - raw_us:.0f} us, game and messages +{referee_us - layer_us:.0f} us"
+    )
     print(f"(c) referee with two SDK random bots: {sdk_games:,.0f} games/s")
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from referee.actions import Action
-from referee.game import ExchangeChoices, Observation, Phase
+from referee.actions import PLAYS, Action, Play
+from referee.game import ExchangeChoices, Observation, Phase, Trick
 
 __all__ = ["EventTracker", "decision_kind", "legal_to_wire", "observation_to_wire"]
 
@@ -25,18 +25,56 @@ def decision_kind(seen: Observation) -> str:
 
 def observation_to_wire(seen: Observation) -> dict[str, Any]:
     """The ``observation`` map of a ``decide`` message."""
-    lead = seen.lead
+    return _observation_map(seen, _game_fields(seen), _tricks_wire(seen.tricks))
+
+
+# The fields of the observation map that stay the same for a seat through a game: game, seat,
+# role, master, key card, trump and killers.
+_GameFields = tuple[int, int, str, int, str, str, tuple[str, ...]]
+
+
+def _game_fields(seen: Observation) -> _GameFields:
+    return (
+        seen.game_number,
+        int(seen.seat),
+        seen.role._value_,  # ``_value_``: the ``value`` property costs ten times more
+        int(seen.master),
+        seen.key_card.code,
+        seen.trump._value_,
+        tuple(card.code for card in seen.killers),
+    )
+
+
+def _trick_wire(trick: Trick) -> dict[str, Any]:
     return {
-        "game": seen.game_number,
-        "seat": int(seen.seat),
-        "role": seen.role.value,
-        "master": int(seen.master),
+        "leader": int(trick.leader),
+        "cards": [trick.lead.code, trick.follow.code],
+        "winner": int(trick.winner),
+    }
+
+
+def _tricks_wire(tricks: Sequence[Trick]) -> list[dict[str, Any]]:
+    return [_trick_wire(trick) for trick in tricks]
+
+
+def _observation_map(
+    seen: Observation, fields: _GameFields, tricks: list[dict[str, Any]]
+) -> dict[str, Any]:
+    game, seat, role, master, key_card, trump, killers = fields
+    lead = seen.lead
+    to_move = seen.to_move
+    attacker = seen.attacker
+    return {
+        "game": game,
+        "seat": seat,
+        "role": role,
+        "master": master,
         "hand": [card.code for card in seen.hand],
-        "key_card": seen.key_card.code,
-        "trump": seen.trump.value,
-        "killers": [card.code for card in seen.killers],
-        "phase": seen.phase.value,
-        "to_move": None if seen.to_move is None else int(seen.to_move),
+        "key_card": key_card,
+        "trump": trump,
+        "killers": list(killers),
+        "phase": seen.phase._value_,
+        "to_move": None if to_move is None else int(to_move),
         "exchange_rounds": [
             {"master": round_.master_count, "slave": round_.slave_count}
             for round_ in seen.exchange_rounds
@@ -47,15 +85,8 @@ def observation_to_wire(seen: Observation) -> dict[str, Any]:
         "master_bid": seen.master_bid,
         "slave_bid": seen.slave_bid,
         "slave_passed": seen.slave_passed,
-        "attacker": None if seen.attacker is None else int(seen.attacker),
-        "tricks": [
-            {
-                "leader": int(trick.leader),
-                "cards": [trick.lead.code, trick.follow.code],
-                "winner": int(trick.winner),
-            }
-            for trick in seen.tricks
-        ],
+        "attacker": None if attacker is None else int(attacker),
+        "tricks": tricks,
         "lead": None if lead is None else lead.code,
         "leader": int(seen.leader),
         "tricks_won": list(seen.tricks_won),
@@ -68,7 +99,12 @@ def legal_to_wire(legal: Sequence[Action]) -> list[str]:
     """The legal actions in text form."""
     if isinstance(legal, ExchangeChoices):
         return legal.texts()
+    if legal and type(legal[0]) is Play:  # the common case, without a call per action
+        return [_PLAY_TEXTS[action.card.index] for action in legal]  # type: ignore[union-attr]
     return [str(action) for action in legal]
+
+
+_PLAY_TEXTS = tuple(str(action) for action in PLAYS)
 
 
 class EventTracker:
@@ -79,11 +115,15 @@ class EventTracker:
     its only input is the seat's own observations, events can never leak hidden information.
     """
 
-    __slots__ = ("_last", "_pending")
+    __slots__ = ("_fields", "_last", "_pending", "_trick_maps", "_tricks")
 
     def __init__(self) -> None:
         self._last: Observation | None = None
         self._pending: list[dict[str, Any]] = []
+        # The parts of the seat's observation map built so far in the current game.
+        self._fields: _GameFields | None = None
+        self._tricks: tuple[Trick, ...] = ()
+        self._trick_maps: list[dict[str, Any]] = []
 
     def observe(self, seen: Observation) -> None:
         """Record the events between the previous observation and ``seen``."""
@@ -108,22 +148,42 @@ class EventTracker:
         events, self._pending = self._pending, []
         return events
 
-
-def _plays(seen: Observation) -> list[tuple[int, str]]:
-    plays: list[tuple[int, str]] = []
-    for trick in seen.tricks:
-        plays.append((int(trick.leader), str(trick.lead)))
-        plays.append((int(trick.leader.other), str(trick.follow)))
-    if seen.lead is not None:
-        plays.append((int(seen.leader), str(seen.lead)))
-    return plays
+    def observation_map(self, seen: Observation) -> dict[str, Any]:
+        """The same map as :func:`observation_to_wire`, built faster for a seat's successive
+        observations: the fields fixed for a game and the maps of finished tricks are built
+        once."""
+        fields = self._fields
+        if (
+            fields is None
+            or fields[0] != seen.game_number
+            or fields[1] != seen.seat
+            or fields[3] != seen.master
+            or fields[4] != seen.key_card.code
+        ):
+            fields = self._fields = _game_fields(seen)
+            self._tricks = ()
+            self._trick_maps = []
+        tricks = seen.tricks
+        known = self._tricks
+        if tricks is not known:
+            count = len(known)
+            # Tricks only accumulate within a game; the last known one (held here, so its
+            # identity cannot be reused) shows whether ``tricks`` extends what was built.
+            if count == 0 or (len(tricks) >= count and tricks[count - 1] is known[-1]):
+                self._trick_maps.extend(_trick_wire(trick) for trick in tricks[count:])
+            else:
+                self._trick_maps = _tricks_wire(tricks)
+            self._tricks = tricks
+        return _observation_map(seen, fields, list(self._trick_maps))
 
 
 def _events_between(last: Observation | None, seen: Observation) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     master, slave = int(seen.master), int(seen.master.other)
     old_rounds = () if last is None else last.exchange_rounds
-    for number, round_ in enumerate(seen.exchange_rounds, start=1):
+    # The engine carries the same tuple forward while no exchange happens.
+    rounds = () if seen.exchange_rounds is old_rounds else seen.exchange_rounds
+    for number, round_ in enumerate(rounds, start=1):
         if number > len(old_rounds):
             events.append(
                 {"event": "exchange", "seat": master, "round": number, "count": round_.master_count}
@@ -141,22 +201,31 @@ def _events_between(last: Observation | None, seen: Observation) -> list[dict[st
         events.append({"event": "bid", "seat": slave, "tricks": seen.slave_bid})
     if seen.slave_passed and not (last is not None and last.slave_passed):
         events.append({"event": "pass", "seat": slave})
+    # The plays in order: lead and follow of each finished trick, then a lead in progress.
     done = 0 if last is None else 2 * len(last.tricks) + (last.lead is not None)
-    plays = _plays(seen)
-    for index in range(done, len(plays)):
-        seat, card = plays[index]
-        events.append({"event": "play", "seat": seat, "card": card})
-        if index % 2 == 1:
-            trick = seen.tricks[index // 2]
-            events.append(
-                {
-                    "event": "trick",
-                    "number": index // 2 + 1,
-                    "leader": int(trick.leader),
-                    "cards": [trick.lead.code, trick.follow.code],
-                    "winner": int(trick.winner),
-                }
-            )
+    tricks = seen.tricks
+    lead = seen.lead
+    for index in range(done, 2 * len(tricks) + (lead is not None)):
+        number = index // 2
+        if number == len(tricks):
+            assert lead is not None
+            events.append({"event": "play", "seat": int(seen.leader), "card": lead.code})
+            break
+        trick = tricks[number]
+        leader = int(trick.leader)
+        if index % 2 == 0:
+            events.append({"event": "play", "seat": leader, "card": trick.lead.code})
+            continue
+        events.append({"event": "play", "seat": 1 - leader, "card": trick.follow.code})
+        events.append(
+            {
+                "event": "trick",
+                "number": number + 1,
+                "leader": leader,
+                "cards": [trick.lead.code, trick.follow.code],
+                "winner": int(trick.winner),
+            }
+        )
     result = seen.result
     if result is not None and (last is None or last.result is None):
         events.append(

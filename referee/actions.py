@@ -111,6 +111,9 @@ _BIDS = {tricks: Bid(tricks) for tricks in range(1, 6)}
 PLAYS = tuple(Play(card) for card in DECK)
 
 
+_PLAY_BY_TEXT = {str(action): action for action in PLAYS}
+
+
 def bid(tricks: int) -> Bid:
     """The bid action for ``tricks`` (shared instances for 1 … 5)."""
     return _BIDS.get(tricks) or Bid(tricks)
@@ -125,6 +128,9 @@ def parse_action(text: str) -> Action:
     """Parse an action's text form, e.g. ``"play 10H"``; raise :class:`ActionParseError`."""
     if not isinstance(text, str):
         raise ActionParseError(f"an action must be text, got {type(text).__name__}")
+    known = _PLAY_BY_TEXT.get(text)  # most actions are plays in canonical form
+    if known is not None:
+        return known
     words = text.split()
     if not words:
         raise ActionParseError("empty action text")

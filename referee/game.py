@@ -329,6 +329,12 @@ _SUBSETS_OF_FIVE: tuple[tuple[int, ...], ...] = tuple(
     positions for size in range(HAND_SIZE + 1) for positions in combinations(range(HAND_SIZE), size)
 )
 
+# For each non-empty subset in that order: the index of the subset without its last position
+# (always earlier in the order) and that last position.
+_SUBSET_STEPS = tuple(
+    (_SUBSETS_OF_FIVE.index(positions[:-1]), positions[-1]) for positions in _SUBSETS_OF_FIVE[1:]
+)
+
 
 class ExchangeChoices(Sequence[Action]):
     """The legal exchange-phase actions of a five-card hand, built lazily.
@@ -370,11 +376,10 @@ class ExchangeChoices(Sequence[Action]):
 
     def texts(self) -> list[str]:
         """The text form of every action, in order, without building the actions."""
-        codes = [card.code for card in self._hand]
-        texts = [
-            " ".join(["exchange", *(codes[position] for position in positions)])
-            for positions in _SUBSETS_OF_FIVE
-        ]
+        spaced = [" " + card.code for card in self._hand]
+        texts = ["exchange"]
+        for prefix, last in _SUBSET_STEPS:  # each text extends an earlier one by a card
+            texts.append(texts[prefix] + spaced[last])
         if self._is_master:
             texts[0] = "stop"  # in place of the empty exchange, which only the slave may make
         return texts

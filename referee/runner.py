@@ -276,9 +276,18 @@ class MatchRunner:
                 if first_decision[seat]:
                     allowance += control.warmup_ms
                     first_decision[seat] = False
+                tracker = trackers[seat]
                 outcome = self.server.request(
                     sessions[seat],
-                    decide_message(match_id, seen, legal, trackers[seat].take(), control, bank),
+                    decide_message(
+                        match_id,
+                        seen,
+                        legal,
+                        tracker.take(),
+                        control,
+                        bank,
+                        tracker.observation_map(seen),
+                    ),
                     "act",
                     allowance / 1000,
                 )
@@ -384,14 +393,19 @@ def decide_message(
     events: list[dict[str, Any]],
     control: TimeControl,
     bank_ms: int | None,
+    observation_map: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``decide`` request for one decision, built from the seat's observation only."""
+    """The ``decide`` request for one decision, built from the seat's observation only.
+
+    ``observation_map`` is ``observation_to_wire(seen)`` when the caller has it already
+    (:meth:`EventTracker.observation_map` builds it faster).
+    """
     return {
         "type": "decide",
         "match_id": match_id,
         "decision": decision_kind(seen),
         "events": events,
-        "observation": observation_to_wire(seen),
+        "observation": observation_to_wire(seen) if observation_map is None else observation_map,
         "legal": legal_to_wire(legal),
         "deadline_ms": control.decision_ms,
         "bank_ms": bank_ms,

@@ -662,14 +662,26 @@ _BOT_TYPES = frozenset({"hello", "ready", "act", "pong", "error"})
 
 def _check_act(message: dict[str, Any]) -> None:
     """The fast strict check of an ``act`` (the hot path skips pydantic, same rules)."""
+    get = message.get
+    # Exact types first (one test each); the slow path names the field and tells bool apart.
+    if (
+        type(get("id")) is not int
+        or type(get("reply_to")) is not int
+        or type(get("version")) is not str
+        or type(get("action")) is not str
+    ):
+        _explain_bad_act(message)
+    if len(message["action"]) > 64:
+        raise ProtocolError("invalid 'act' message: action: longer than 64 characters")
+
+
+def _explain_bad_act(message: dict[str, Any]) -> None:
     for name, expected in (("id", int), ("reply_to", int), ("action", str), ("version", str)):
         value = message.get(name)
         if not isinstance(value, expected) or isinstance(value, bool):
             raise ProtocolError(
                 f"invalid 'act' message: {name}: expected {expected.__name__}, got {value!r}"
             )
-    if len(message["action"]) > 64:
-        raise ProtocolError("invalid 'act' message: action: longer than 64 characters")
 
 
 def _looks_like_hello(payload: bytes) -> bool:

@@ -4,6 +4,7 @@ observation (so one round trip per decision is enough)."""
 
 from __future__ import annotations
 
+import copy
 import random
 import re
 from collections import Counter
@@ -259,7 +260,7 @@ def play_checked_match(seed: int, seen_events: Counter[str]) -> tuple[int, int]:
                 "match_id": f"test-{seed}",
                 "decision": decision_kind(seen),
                 "events": log.tracker.take(),
-                "observation": observation_to_wire(seen),
+                "observation": log.tracker.observation_map(seen),  # what the runner sends
                 "legal": legal_to_wire(legal),
                 "deadline_ms": 1000,
                 "bank_ms": None,
@@ -273,6 +274,7 @@ def play_checked_match(seed: int, seen_events: Counter[str]) -> tuple[int, int]:
             cards += check_cards(message["observation"], view, where)
             cards += check_cards(message["legal"], view, where)
             observed = message["observation"]
+            assert observed == observation_to_wire(seen), where
             assert set(observed["hand"]) == view.hand, where
             assert set(observed["killers"]) == view.killers, where
             assert all(card in view.hand for _, card in cards_in(message["legal"])), where
@@ -346,3 +348,45 @@ def test_the_checks_catch_a_leak() -> None:
             check_cards(leaked, view, "leaked")
         with pytest.raises(AssertionError, match="hidden card"):
             check_cards({"legal": [f"play {hidden}"]}, view, "leaked")
+
+
+def test_a_trackers_observation_map_starts_afresh_for_another_game_or_seat() -> None:
+    """The cached parts of the map are rebuilt when the observation is of another game, seat
+    or match, even one with the same game number."""
+    tracker = EventTracker()
+    checked = 0
+    for seed in range(30):
+        rng = random.Random(seed)
+        match = new_match(RulesOptions(target_score=6), draw_first_master(rng))
+        while match.result is None:
+            state = start_game(match, shuffled_deck(rng))
+            policy = RandomPolicy(seed)
+            while state.to_move is not None:
+                for seat in (Seat.FIRST, Seat.SECOND):  # both seats through one tracker
+                    seen = observation(state, seat)
+                    assert tracker.observation_map(seen) == observation_to_wire(seen)
+                    checked += 1
+                seen = observation(state, state.to_move)
+                state = apply(state, state.to_move, policy(seen, legal_actions(state)))
+            match = finish_game(match, state)
+    assert checked > 1000
+
+
+def test_an_observation_map_is_not_changed_by_later_ones() -> None:
+    """Maps handed out earlier (held in a log, say) keep their own lists of tricks."""
+    rng = random.Random(3)
+    state = start_game(new_match(RulesOptions(), draw_first_master(rng)), shuffled_deck(rng))
+    tracker = EventTracker()
+    maps: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    seens = []
+    while state.to_move is not None:
+        seen = observation(state, Seat.FIRST)
+        seens.append(seen)
+        built = tracker.observation_map(seen)
+        maps.append((built, copy.deepcopy(built)))
+        state = apply(state, state.to_move, legal_actions(state)[0])
+    assert len(maps) > 10
+    for built, snapshot in maps:
+        assert built == snapshot
+    for seen in reversed(seens):  # out of order too: the map is still the observation's
+        assert tracker.observation_map(seen) == observation_to_wire(seen)

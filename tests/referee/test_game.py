@@ -8,13 +8,14 @@ from collections.abc import Callable
 
 import pytest
 
-from referee.actions import PASS, STOP, Action, Bid, Exchange, Play, bid, play
+from referee.actions import PASS, STOP, Action, Bid, Exchange, Play, bid, parse_action, play
 from referee.cards import DECK, Card, Suit, parse_card
 from referee.errors import IllegalActionError
 from referee.game import (
     HAND_SIZE,
     KEY_CARD_POSITION,
     STOCK_START,
+    ExchangeChoices,
     ExchangeRound,
     GameState,
     Phase,
@@ -186,6 +187,16 @@ def test_slave_may_exchange_any_subset_including_none() -> None:
     assert len(set(discards)) == 32
     assert set(discards) == subsets_of(state.hands[Seat.FIRST])
     assert Exchange(()) in legal
+
+
+def test_exchange_texts_are_the_text_of_each_choice_in_order() -> None:
+    # texts() builds the wire list without building the actions; it must say the same.
+    for seed in range(50):
+        hand = tuple(sorted(shuffled_deck(random.Random(seed))[:5]))
+        for is_master in (True, False):
+            choices = ExchangeChoices(hand, is_master)
+            assert choices.texts() == [str(action) for action in choices]
+            assert [parse_action(text) for text in choices.texts()] == list(choices)
 
 
 def test_exchange_choices_support_sequence_protocol() -> None:

@@ -1,0 +1,47 @@
+"""The referee's fast check of an ``act`` reply accepts what the ``Act`` model accepts and
+names the field of anything else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from protocol.errors import ProtocolError
+from referee.server import _check_act
+
+GOOD = {"version": "1.0", "id": 7, "type": "act", "reply_to": 3, "action": "play 10H"}
+
+
+def test_a_well_formed_act_passes() -> None:
+    _check_act(dict(GOOD))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("id", True, "id: expected int, got True"),
+        ("id", 1.0, "id: expected int, got 1.0"),
+        ("reply_to", None, "reply_to: expected int, got None"),
+        ("reply_to", False, "reply_to: expected int, got False"),
+        ("action", 5, "action: expected str, got 5"),
+        ("action", b"play 10H", "action: expected str, got b'play 10H'"),
+        ("version", 1, "version: expected str, got 1"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_named(field: str, value: Any, expected: str) -> None:
+    message = dict(GOOD, **{field: value})
+    with pytest.raises(ProtocolError, match=f"invalid 'act' message: {expected}"):
+        _check_act(message)
+
+
+def test_a_missing_field_is_named() -> None:
+    message = dict(GOOD)
+    del message["action"]
+    with pytest.raises(ProtocolError, match="action: expected str, got None"):
+        _check_act(message)
+
+
+def test_an_overlong_action_is_refused() -> None:
+    with pytest.raises(ProtocolError, match="longer than 64 characters"):
+        _check_act(dict(GOOD, action="play " + "X" * 60))
