@@ -1,14 +1,15 @@
 """Tournament throughput and coordinator memory.
 
 (a) Throughput: a round robin of four bundled ``random`` bots (distinct names), default rules,
-    played with concurrency 1, 2 and 3, each into a fresh output directory. Reports
+    played with concurrency 1, 2 and 3, each into a fresh output directory, with the
+    workers pinned to CPUs of their own (executor affinity, the default) and not. Reports
     matches/s and games/s of each and their ratio to concurrency 1 (target for 2: >= 1.7 on
     two cores), both over the whole run (worker and bot start-up included) and in steady state
     (first stored match to last), and the CPU used (this process and its reaped descendants:
     the workers and their bots). For reference, the same ratio for bare match-runner loops
     (one MatchRunner per process with two, then four, random bots cycling through their
-    pairs as a tournament worker does; no tournament code at all). The
-    concurrencies alternate over ``--repeat`` rounds and the figures are medians: on a shared
+    pairs as a tournament worker does; no tournament code at all; not pinned). The
+    settings alternate over ``--repeat`` rounds and the figures are medians: on a shared
     machine single runs vary a lot.
 (b) Memory: the coordinator's peak resident set size, its Python heap peak and the heap
     still in use at the last match after a garbage collection (tracemalloc), for tournaments
@@ -45,9 +46,9 @@ from rich.console import Console
 from referee.bundled import resolve_bot
 from referee.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl
-from tournaments.config import TournamentSetup
+from tournaments.config import ExecutorSetup, TournamentSetup
 from tournaments.render import QuietDisplay
-from tournaments.tournament import run_tournament
+from tournaments.tournament import run_tournament, worker_cpus
 
 
 class _Clock(QuietDisplay):
@@ -72,7 +73,12 @@ class _Clock(QuietDisplay):
 
 
 def _setup(
-    bots: int, matches_per_pair: int, concurrency: int, output: Path, rules: RulesOptions
+    bots: int,
+    matches_per_pair: int,
+    concurrency: int,
+    output: Path,
+    rules: RulesOptions,
+    affinity: bool = True,
 ) -> TournamentSetup:
     return TournamentSetup(
         name=f"bench-{bots}x{matches_per_pair}-c{concurrency}",
@@ -85,6 +91,7 @@ def _setup(
         concurrency=concurrency,
         seed=1,
         output=output,
+        executor=ExecutorSetup(affinity=affinity),
     )
 
 
@@ -98,10 +105,11 @@ def _cpu_seconds() -> float:
     return total
 
 
-def throughput(matches_per_pair: int, concurrency: int) -> dict[str, float]:
+def throughput(matches_per_pair: int, concurrency: int, affinity: bool) -> dict[str, float]:
     """Play the four-bot round robin; matches/s and games/s overall and in steady state."""
     with tempfile.TemporaryDirectory(prefix="aegis-bench-") as folder:
-        setup = _setup(4, matches_per_pair, concurrency, Path(folder) / "out", RulesOptions())
+        output = Path(folder) / "out"
+        setup = _setup(4, matches_per_pair, concurrency, output, RulesOptions(), affinity)
         clock = _Clock()
         before = _cpu_seconds()
         started = time.perf_counter()
@@ -222,41 +230,51 @@ def main() -> None:
         f"{os.getloadavg()[0]:.2f} (other work on the machine competes for the cores)"
     )
     concurrencies = range(1, arguments.max_concurrency + 1)
-    # Rounds alternate the concurrencies so that a burst of other work on the machine hits
-    # them alike; the figures are medians over the rounds.
-    runs: dict[int, list[dict[str, float]]] = {concurrency: [] for concurrency in concurrencies}
+    # Rounds alternate the settings so that a burst of other work on the machine hits them
+    # alike; the figures are medians over the rounds. Each concurrency runs with the workers
+    # pinned to CPUs (the default, when there are enough CPUs) and without.
+    settings = [
+        (concurrency, affinity) for affinity in (True, False) for concurrency in concurrencies
+    ]
+    runs: dict[tuple[int, bool], list[dict[str, float]]] = {setting: [] for setting in settings}
     bare: dict[tuple[int, int], list[float]] = {
         (processes, bots): [] for bots in (2, 4) for processes in (1, 2)
     }
     for _ in range(arguments.repeat):
-        for concurrency in concurrencies:
-            runs[concurrency].append(throughput(arguments.matches_per_pair, concurrency))
+        for concurrency, affinity in settings:
+            runs[concurrency, affinity].append(
+                throughput(arguments.matches_per_pair, concurrency, affinity)
+            )
         for processes, bots in bare:
             bare[processes, bots].append(runner_baseline(processes, bots, 3.0))
-    for concurrency, results in runs.items():
+    for (concurrency, affinity), results in runs.items():
         middle = {key: median(result[key] for result in results) for key in results[0]}
+        pinned = "pinned" if affinity and worker_cpus(concurrency) else "not pinned"
         print(
-            f"(a) concurrency {concurrency}: {middle['matches']:.0f} matches, "
+            f"(a) concurrency {concurrency}, {pinned}: {middle['matches']:.0f} matches, "
             f"{middle['games']:.0f} games in {middle['seconds']:.2f} s: "
             f"{middle['matches_per_s']:.1f} matches/s, {middle['games_per_s']:.0f} games/s; "
             f"steady state {middle['steady_matches_per_s']:.1f} matches/s, "
             f"{middle['steady_games_per_s']:.0f} games/s; CPU {middle['cores_used']:.2f} cores "
             f"busy, {middle['cpu_ms_per_game']:.2f} CPU ms per game"
         )
-    for concurrency in list(concurrencies)[1:]:
-        overall = [
-            run["games_per_s"] / one["games_per_s"]
-            for run, one in zip(runs[concurrency], runs[1], strict=True)
-        ]
-        steady = [
-            run["steady_games_per_s"] / one["steady_games_per_s"]
-            for run, one in zip(runs[concurrency], runs[1], strict=True)
-        ]
-        print(
-            f"    ratio {concurrency}/1 (games/s), median of {arguments.repeat} rounds: "
-            f"{median(overall):.2f}x overall, {median(steady):.2f}x steady state "
-            f"(rounds: {', '.join(f'{value:.2f}' for value in steady)})"
-        )
+    for affinity in (True, False):
+        for concurrency in list(concurrencies)[1:]:
+            ones, these = runs[1, affinity], runs[concurrency, affinity]
+            overall = [
+                run["games_per_s"] / one["games_per_s"]
+                for run, one in zip(these, ones, strict=True)
+            ]
+            steady = [
+                run["steady_games_per_s"] / one["steady_games_per_s"]
+                for run, one in zip(these, ones, strict=True)
+            ]
+            print(
+                f"    ratio {concurrency}/1 (games/s), affinity {'on' if affinity else 'off'}, "
+                f"median of {arguments.repeat} rounds: {median(overall):.2f}x overall, "
+                f"{median(steady):.2f}x steady state "
+                f"(rounds: {', '.join(f'{value:.2f}' for value in steady)})"
+            )
     for bots in (2, 4):
         one_process, two_processes = bare[1, bots], bare[2, bots]
         ratios = [two / one for one, two in zip(one_process, two_processes, strict=True)]

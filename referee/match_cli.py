@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import zmq
 from rich.console import Console
 
 from referee.bundled import BotNameError, resolve_pair
@@ -28,7 +27,7 @@ from referee.records import dumps_line
 from referee.replay import render_records
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.selfplay import derive_seed
-from referee.server import RemoteListener, generate_keys
+from referee.server import RemoteListener, generate_keys, read_secret_key
 
 __all__ = ["app", "keygen", "match", "replay"]
 
@@ -136,10 +135,9 @@ def _remote_listener(
         typer.echo(f"error: --listen wants HOST:PORT, got {listen!r}", err=True)
         raise typer.Exit(EXIT_UNREADABLE)
     try:
-        secret = key_file.read_text(encoding="ascii").strip()
-        public = zmq.curve_public(secret.encode()).decode()
-    except (OSError, ValueError, zmq.ZMQError) as error:
-        typer.echo(f"error: cannot use key file {key_file}: {error}", err=True)
+        public, secret = read_secret_key(key_file)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_UNREADABLE) from None
     return RemoteListener(host, int(port), public, secret)
 

@@ -144,10 +144,14 @@ class MatchRunner:
         log_dir: Path | None = None,
         heartbeat_ms: int = 5000,
         remote: RemoteListener | None = None,
+        remote_connect_s: float | None = None,
     ) -> None:
+        """``remote``: listen for remote bots there; ``remote_connect_s``: how long a match
+        waits for a remote bot that is not connected (default: the warm-up allowance)."""
         self.options = options or RulesOptions()
         self.time_control = time_control or TimeControl()
         self.heartbeat_ms = heartbeat_ms
+        self.remote_connect_s = remote_connect_s
         self.server = BotServer(heartbeat_ms=heartbeat_ms, log_dir=log_dir, remote=remote)
         self._sessions: dict[str, list[BotSession]] = {}
         #: Per bot name: faults by kind, restarts, matches.
@@ -181,8 +185,11 @@ class MatchRunner:
     def _start_session(self, spec: BotSpec) -> BotSession:
         server = self.server
         session = server.expect_remote(spec) if spec.is_remote else server.start_bot(spec)
+        timeout_s = self.time_control.warmup_ms / 1000
+        if spec.is_remote and self.remote_connect_s is not None:
+            timeout_s = self.remote_connect_s  # it dials in when its owner starts it
         if session.handshake_fault is None:
-            self.server.handshake(session, self.time_control.warmup_ms / 1000)
+            self.server.handshake(session, timeout_s)
         return session
 
     def _answers_ping(self, session: BotSession) -> bool:

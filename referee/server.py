@@ -629,6 +629,22 @@ class RemoteListener:
     secret_key: str
 
 
+def read_secret_key(path: Path) -> tuple[str, str]:
+    """The key pair (public, secret) of a secret key file written by ``aegis-ref keygen``;
+    raise ValueError naming the file and the problem."""
+    try:
+        secret = path.read_text(encoding="ascii").strip()
+        public = zmq.curve_public(secret.encode()).decode()
+    except OSError as error:
+        raise ValueError(f"cannot read key file {path}: {error.strerror or error}") from None
+    except (UnicodeError, ValueError, zmq.ZMQError) as error:
+        raise ValueError(
+            f"{path} does not hold a CurveZMQ secret key (40 Z85 characters, as "
+            f"'aegis-ref keygen' writes): {error}"
+        ) from None
+    return public, secret
+
+
 def generate_keys() -> tuple[str, str]:
     """A new CurveZMQ key pair as Z85 text: (public, secret)."""
     public, secret = zmq.curve_keypair()

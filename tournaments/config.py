@@ -29,6 +29,7 @@ from referee.errors import RulesOptionsError
 from referee.options import RulesOptions
 from referee.runner import TimeControl
 from referee.selfplay import derive_seed
+from referee.server import RemoteListener, read_secret_key
 from tournaments.errors import ConfigError, ConfigIssue
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "ExecutorConfig",
     "ExecutorSetup",
     "LimitsConfig",
+    "ListenConfig",
     "TLSConfig",
     "TimeControlConfig",
     "TournamentConfig",
@@ -182,6 +184,34 @@ class ExecutorConfig(_Model):
         description="kind dask: matches per task; more than 1 spreads the cost of a task over "
         "several short matches (a worker that dies plays its whole batch again elsewhere).",
     )
+    affinity: bool = Field(
+        default=True,
+        description="kind local: pin each worker process and its bots to a CPU of their own "
+        "when there are at least as many CPUs as workers.",
+    )
+
+
+class ListenConfig(_Model):
+    """Where remote bots (``remote_key``) dial in: a tcp address on this machine and the
+    referee's CurveZMQ key (see docs/running-a-tournament.md)."""
+
+    host: str = Field(
+        default="0.0.0.0",
+        min_length=1,
+        description="Address to listen on: 0.0.0.0 for every interface, or one address.",
+    )
+    port: int = Field(ge=1, le=65535, description="TCP port the remote bots connect to.")
+    key_file: str = Field(
+        description="The referee's secret key, written by 'aegis-ref keygen' (relative to the "
+        "config file); remote bots are given the public key from KEY_FILE.pub."
+    )
+    connect_timeout_s: int = Field(
+        default=60,
+        ge=1,
+        le=86400,
+        description="Seconds a match waits for a remote bot that is not connected; then it "
+        "forfeits that match.",
+    )
 
 
 class TournamentConfig(_Model):
@@ -222,6 +252,9 @@ class TournamentConfig(_Model):
         default=ExecutorConfig(),  # frozen: safe to share
         description="'local' (default), 'dask', or a mapping {kind: dask, address: ...}.",
     )
+    listen: ListenConfig | None = Field(
+        default=None, description="Where remote bots dial in; needed when a bot has remote_key."
+    )
 
     @field_validator("executor", mode="before")
     @classmethod
@@ -254,6 +287,8 @@ class ExecutorSetup:
     local_workers: int | None = None
     #: Matches per task (a cluster's): more than one spreads a task's cost over them.
     batch_size: int = 1
+    #: The local pool: pin each worker and its bots to a CPU of their own, if enough CPUs.
+    affinity: bool = True
 
     @property
     def is_dask(self) -> bool:
@@ -279,6 +314,10 @@ class TournamentSetup:
     anchor: str | None = None
     #: Where matches are played (config key ``executor``).
     executor: ExecutorSetup = field(default_factory=ExecutorSetup)
+    #: Where remote bots dial in, with the referee's key pair (config key ``listen``).
+    listen: RemoteListener | None = None
+    #: How long a match waits for a remote bot that is not connected.
+    remote_connect_s: float = 60.0
     #: The config file, if the setup came from one.
     source: Path | None = None
 
@@ -429,6 +468,7 @@ _KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "time_control": tuple(TimeControlConfig.model_fields),
     "executor": tuple(ExecutorConfig.model_fields),
     "tls": tuple(TLSConfig.model_fields),
+    "listen": tuple(ListenConfig.model_fields),
 }
 
 
@@ -436,8 +476,8 @@ def _known_keys(path: _Path) -> tuple[str, ...]:
     """The keys allowed in the mapping at ``path``."""
     if len(path) == 0:
         return _KNOWN_KEYS["top"]
-    if path[0] == "time_control":
-        return _KNOWN_KEYS["time_control"]
+    if path[0] in ("time_control", "listen"):
+        return _KNOWN_KEYS[str(path[0])]
     if path[0] == "executor":
         return _KNOWN_KEYS["tls" if path[1:] == ("tls",) else "executor"]
     if path[0] == "bots" and len(path) == 2:
@@ -596,7 +636,9 @@ def _resolve_executor(
                 problems.append(_PathError(("executor", key), "only used with kind: dask"))
         if config.batch_size != 1:
             problems.append(_PathError(("executor", "batch_size"), "only used with kind: dask"))
-        return ExecutorSetup(), problems
+        return ExecutorSetup(affinity=config.affinity), problems
+    if "affinity" in config.model_fields_set:
+        problems.append(_PathError(("executor", "affinity"), "only used with kind: local"))
     if (config.address is None) == (config.scheduler_file is None):
         problems.append(
             _PathError(
@@ -646,6 +688,53 @@ def _resolve_executor(
         batch_size=config.batch_size,
     )
     return setup, problems
+
+
+def _resolve_listen(
+    config: TournamentConfig, base_dir: Path
+) -> tuple[RemoteListener | None, list[_PathError]]:
+    """The remote bots' listener, or the problems that stop remote bots from playing."""
+    remote = [index for index, bot in enumerate(config.bots) if bot.remote_key is not None]
+    listen = config.listen
+    if not remote:
+        return None, []
+    names = ", ".join(config.bots[index].name for index in remote)
+    problems: list[_PathError] = []
+    if listen is None:
+        problems.append(
+            _PathError(
+                ("bots", remote[0], "remote_key"),
+                "a remote bot needs a 'listen' section (port, key_file) to dial in to",
+            )
+        )
+    if config.concurrency != 1:
+        problems.append(
+            _PathError(
+                ("concurrency",),
+                f"remote bots ({names}) play one match at a time over one connection: "
+                "concurrency must be 1",
+            )
+        )
+    if config.executor.kind != "local":
+        problems.append(
+            _PathError(
+                ("executor",),
+                f"remote bots ({names}) dial in to this machine: use the local executor",
+            )
+        )
+    if listen is None:
+        return None, problems
+    listener = None
+    try:
+        key_file = _resolve_file(listen.key_file, base_dir, ("listen", "key_file"))
+        public, secret = read_secret_key(key_file)
+    except _PathError as problem:
+        problems.append(problem)
+    except ValueError as error:
+        problems.append(_PathError(("listen", "key_file"), str(error)))
+    else:
+        listener = RemoteListener(listen.host, listen.port, public, secret)
+    return listener, problems
 
 
 def _cross_checks(config: TournamentConfig) -> list[_PathError]:
@@ -730,6 +819,8 @@ def parse_config(
     problems += rule_problems
     executor, executor_problems = _resolve_executor(config.executor, base_dir)
     problems += executor_problems
+    listener, listen_problems = _resolve_listen(config, base_dir)
+    problems += listen_problems
     specs: list[BotSpec] = []
     for index, bot in enumerate(config.bots):
         try:
@@ -758,6 +849,8 @@ def parse_config(
         output=Path(config.output) if config.output else Path("results") / _slug(config.name),
         anchor=config.anchor,
         executor=executor,
+        listen=listener,
+        remote_connect_s=float(config.listen.connect_timeout_s) if config.listen else 60.0,
     )
 
 

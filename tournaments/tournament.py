@@ -79,6 +79,7 @@ __all__ = [
     "make_executor",
     "run_tournament",
     "tournament_schedule",
+    "worker_cpus",
 ]
 
 
@@ -155,11 +156,30 @@ class _WorkerContext(multiprocessing.context.SpawnContext):
     Process = _WorkerProcess
 
 
-def make_executor(concurrency: int) -> ProcessPoolExecutor:
+def worker_cpus(concurrency: int) -> list[int] | None:
+    """The CPU of each of ``concurrency`` workers when each can have one of its own (the
+    CPUs this process may use, in order), else None."""
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[:concurrency] if concurrency <= len(allowed) else None
+
+
+def make_executor(concurrency: int, *, affinity: bool = False) -> ProcessPoolExecutor:
     """The default executor: ``concurrency`` worker processes, started fresh (spawn: no
-    inherited threads or sockets), each keeping its own bots alive across matches."""
+    inherited threads or sockets), each keeping its own bots alive across matches.
+
+    With ``affinity``, and no more workers than CPUs, each worker and its bots are pinned to
+    a CPU of their own: the hand-offs between referee and bots then never wait for another
+    CPU to wake up, and matches running side by side do not compete for one.
+    """
+    context = _WorkerContext()
+    cpus = worker_cpus(concurrency) if affinity else None
+    slots = None
+    if cpus is not None:
+        slots = context.SimpleQueue()
+        for cpu in cpus:
+            slots.put(cpu)  # each worker takes one as it starts
     return ProcessPoolExecutor(
-        max_workers=concurrency, mp_context=_WorkerContext(), initializer=init_worker
+        max_workers=concurrency, mp_context=context, initializer=init_worker, initargs=(slots,)
     )
 
 
@@ -238,6 +258,8 @@ class _Coordinator:
             time_control=self.setup.time_control,
             output=str(self.output.resolve()),
             runner_key=self.key,
+            remote=self.setup.listen,
+            remote_connect_s=self.setup.remote_connect_s,
         )
 
     def store(
@@ -341,9 +363,37 @@ def _open_coordinator(
             drain_on_stop=True,
             batch_size=setup.executor.batch_size,
         )
-    pool = make_executor(setup.concurrency)
+    pool = make_executor(setup.concurrency, affinity=setup.executor.affinity)
+    if setup.executor.affinity:
+        cpus = worker_cpus(setup.concurrency)
+        display.note(
+            f"Each worker and its bots run on a CPU of their own: {', '.join(map(str, cpus))}"
+            if cpus is not None
+            else f"Workers are not pinned to CPUs: {setup.concurrency} workers, "
+            f"{len(os.sched_getaffinity(0))} CPUs"
+        )
     resources.callback(pool.shutdown, wait=True, cancel_futures=True)
     return _Coordinator(setup, pool, display, stop)
+
+
+def _check_remote_bots(setup: TournamentSetup) -> None:
+    """Remote bots need a listener, the local executor and one match at a time (a remote bot
+    is one connection); the config checks this too, but the command line may change it."""
+    remote = [spec.name for spec in setup.bots if spec.is_remote]
+    if not remote:
+        return
+    names = ", ".join(remote)
+    if setup.listen is None:
+        raise TournamentError(f"remote bot(s) {names} need a 'listen' section to dial in to")
+    if setup.executor.is_dask:
+        raise TournamentError(
+            f"remote bot(s) {names} dial in to this machine: they cannot play on a Dask cluster"
+        )
+    if setup.concurrency != 1:
+        raise TournamentError(
+            f"remote bot(s) {names} play one match at a time over one connection: "
+            f"concurrency must be 1, not {setup.concurrency}"
+        )
 
 
 def run_tournament(
@@ -361,12 +411,7 @@ def run_tournament(
     :class:`TournamentError` (config, store, lock or cluster problems) before any match is
     played.
     """
-    remote = [spec.name for spec in setup.bots if spec.is_remote]
-    if remote:
-        raise TournamentError(
-            f"bot(s) {', '.join(remote)} are remote (remote_key): the match runner cannot "
-            "accept remote bots yet; give them a command"
-        )
+    _check_remote_bots(setup)
     stop = stop or StopRequest()
     output = setup.output
     with lock_output(output):
@@ -403,6 +448,13 @@ def run_tournament(
                 display.note(
                     f"{others} stored match(es) are not in this config's schedule (a bot "
                     "removed, or fewer matches per pair); they still count in the standings"
+                )
+            if setup.listen is not None and any(spec.is_remote for spec in setup.bots):
+                remote = ", ".join(spec.name for spec in setup.bots if spec.is_remote)
+                display.note(
+                    f"Remote bots ({remote}) dial in to tcp://{setup.listen.host}:"
+                    f"{setup.listen.port} with the referee's public key "
+                    f"{setup.listen.public_key}"
                 )
             pending = (
                 match

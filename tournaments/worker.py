@@ -48,6 +48,7 @@ from referee.bots import BotSpec
 from referee.options import RulesOptions
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.server import RemoteListener
 from tournaments import reaper
 from tournaments.errors import ClusterError
 
@@ -80,6 +81,10 @@ class MatchTask:
     #: Identifies the tournament's settings and bots: a worker reuses its runner (and its bot
     #: processes) only for tasks with the same key.
     runner_key: str = ""
+    #: Where the runner listens for remote bots (the tournament's ``listen``), if any.
+    remote: RemoteListener | None = None
+    #: How long a match waits for a remote bot that is not connected.
+    remote_connect_s: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +210,11 @@ def _runner_for(task: MatchTask, ident: int) -> _Slot:
             where = f"{socket.gethostname()}:{os.getpid()}"
             raise ClusterError(f"worker {where} cannot start the bots: {'; '.join(problems)}")
         runner = MatchRunner(
-            options=task.options, time_control=task.time_control, log_dir=_log_dir(task, ident)
+            options=task.options,
+            time_control=task.time_control,
+            log_dir=_log_dir(task, ident),
+            remote=task.remote,
+            remote_connect_s=task.remote_connect_s,
         )
         slot = _Slot(task.runner_key, runner)
         with _lock:
@@ -289,10 +298,13 @@ def _watch_coordinator(parent_sentinel: int | None, parent_pid: int) -> None:
     os._exit(1)
 
 
-def init_worker() -> None:
+def init_worker(cpu_slots: Any = None) -> None:
     """Initialiser of a pool worker process: ignore Ctrl-C (the coordinator handles it and
     lets the workers finish), close the runner at exit, and watch for the coordinator's
-    death."""
+    death. ``cpu_slots``: a queue of CPU numbers; this worker takes one and keeps itself and
+    its bots (which inherit it) to that CPU."""
+    if cpu_slots is not None:
+        os.sched_setaffinity(0, {cpu_slots.get()})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The coordinator starts workers with SIGINT blocked; ignored from now on, it may come.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

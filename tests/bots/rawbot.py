@@ -1,7 +1,7 @@
 """A bot written against the raw protocol (pyzmq + msgpack, no SDK) that can misbehave on
 purpose. It answers every decision with the first legal action unless told otherwise:
 
-    rawbot.py [--fault KIND] [--at N] [--name NAME]
+    rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE]
 
 KIND is one of: crash, sleep, garbage, huge, wrong_id, illegal, wrong_token, no_hello,
 wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
@@ -37,8 +37,13 @@ def main() -> int:
     parser.add_argument("--at", type=int, default=1)
     parser.add_argument("--name", default="rawbot")
     parser.add_argument("--pidfile", help="child_ignores_term: write the child's pid here")
+    parser.add_argument("--report-cpus", help="append 'NAME PARENT_PID CPU,...' (its affinity)")
     arguments = parser.parse_args()
     fault, at = arguments.fault, arguments.at
+    if arguments.report_cpus:
+        cpus = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))
+        with open(arguments.report_cpus, "a", encoding="ascii") as report:
+            report.write(f"{arguments.name} {os.getppid()} {cpus}\n")
     context = zmq.Context()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)

@@ -13,6 +13,7 @@ from referee.bundled import bundled_bot_names, sample_bots_dir
 from referee.options import RulesOptions
 from referee.runner import TimeControl
 from referee.selfplay import derive_seed
+from referee.server import RemoteListener, generate_keys
 from tournaments.config import DaskTLS, ExecutorSetup, TournamentSetup, load_config
 from tournaments.errors import ConfigError
 
@@ -146,7 +147,7 @@ def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
         "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
         "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
         "matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
-        "executor",
+        "executor, listen",
     ]
 
 
@@ -257,7 +258,15 @@ TWO_BOTS = "name: x\nbots: [{name: a, command: random}, {name: b, command: rando
         (
             f"{TWO_BOTS}executor:\n  kind: dask\n  adress: tcp://h:1\n",
             "config.yaml:5: executor.adress: unknown key; known keys here: kind, address, "
-            "scheduler_file, tls, connect_timeout_s, batch_size",
+            "scheduler_file, tls, connect_timeout_s, batch_size, affinity",
+        ),
+        (
+            f"{TWO_BOTS}executor: {{kind: dask, address: 'tcp://h:1', affinity: false}}\n",
+            "config.yaml:3: executor.affinity: only used with kind: local",
+        ),
+        (
+            f"{TWO_BOTS}executor: {{kind: local, affinity: 1}}\n",
+            "config.yaml:3: executor.affinity: should be a valid boolean, got 1",
         ),
         (
             f"{TWO_BOTS}executor:\n  kind: dask\n  address: tls://h:1\n  tls:\n"
@@ -290,6 +299,9 @@ def test_executor_keys(tmp_path: Path) -> None:
     resolved against the config's directory) or by scheduler file; ``--local-cluster``."""
     assert load(tmp_path, TWO_BOTS).executor == ExecutorSetup()
     assert load(tmp_path, TWO_BOTS + "executor: local\n").executor == ExecutorSetup()
+    assert ExecutorSetup().affinity  # the local pool pins its workers unless told not to
+    unpinned = load(tmp_path, TWO_BOTS + "executor: {kind: local, affinity: false}\n")
+    assert unpinned.executor == ExecutorSetup(affinity=False)
     (tmp_path / "tls").mkdir()
     for name in ("ca.pem", "me.pem"):
         (tmp_path / "tls" / name).write_text("-----BEGIN CERTIFICATE-----\n")
@@ -325,6 +337,81 @@ def test_executor_keys(tmp_path: Path) -> None:
         f"config.yaml:6: executor.tls.ca_file: file 'tls/none.pem' does not exist (looked for "
         f"{tmp_path}/tls/none.pem)",
     ]
+
+
+REMOTE_KEY = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+WITH_REMOTE = (
+    "name: x\nbots:\n  - {name: a, command: random}\n"
+    f"  - {{name: far, remote_key: '{REMOTE_KEY}'}}\n"
+)
+
+
+def write_key(tmp_path: Path) -> tuple[str, str]:
+    """A referee key pair, the secret written to referee.key as ``aegis-ref keygen`` does."""
+    public, secret = generate_keys()
+    (tmp_path / "referee.key").write_text(secret + "\n", encoding="ascii")
+    return public, secret
+
+
+def test_remote_bots_dial_in_where_listen_says(tmp_path: Path) -> None:
+    public, secret = write_key(tmp_path)
+    setup = load(
+        tmp_path,
+        WITH_REMOTE + "listen:\n  port: 7100\n  key_file: referee.key\n  connect_timeout_s: 5\n",
+    )
+    assert setup.bots[1].is_remote
+    assert setup.bots[1].curve_public_key == REMOTE_KEY
+    assert setup.listen == RemoteListener("0.0.0.0", 7100, public, secret)
+    assert setup.remote_connect_s == 5.0
+    local_only = load(
+        tmp_path, TWO_BOTS + "listen: {host: 127.0.0.1, port: 7100, key_file: referee.key}\n"
+    )
+    assert local_only.listen is None  # nothing dials in: the referee does not listen
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("", ["config.yaml:4: bots[1].remote_key: a remote bot needs a 'listen' section"]),
+        (
+            "listen: {port: 7100, key_file: referee.key}\nconcurrency: 2\n",
+            [
+                "config.yaml:6: concurrency: remote bots (far) play one match at a time over "
+                "one connection: concurrency must be 1"
+            ],
+        ),
+        (
+            "listen: {port: 7100, key_file: referee.key}\nexecutor: {kind: dask, "
+            "address: 'tcp://h:1'}\n",
+            ["config.yaml:6: executor: remote bots (far) dial in to this machine: use the local"],
+        ),
+        (
+            "listen: {port: 7100, key_file: absent.key}\n",
+            ["config.yaml:5: listen.key_file: file 'absent.key' does not exist"],
+        ),
+        (
+            "listen: {port: 7100, key_file: config.yaml}\n",
+            ["config.yaml:5: listen.key_file: ", "does not hold a CurveZMQ secret key"],
+        ),
+        (
+            "listen: {port: 0, key_file: referee.key}\n",
+            ["config.yaml:5: listen.port: should be greater than or equal to 1, got 0"],
+        ),
+        (
+            "listen: {port: 7100, key_file: referee.key, wait: 3}\n",
+            [
+                "config.yaml:5: listen.wait: unknown key; known keys here: host, port, "
+                "key_file, connect_timeout_s"
+            ],
+        ),
+    ],
+)
+def test_remote_bot_problems_are_named(tmp_path: Path, extra: str, expected: list[str]) -> None:
+    write_key(tmp_path)
+    found = errors(tmp_path, WITH_REMOTE + extra)
+    assert len(found) == 1, found
+    for part in expected:
+        assert part in found[0], found
 
 
 @pytest.mark.parametrize("name", ["demo", "gauntlet", "reference", "cluster"])

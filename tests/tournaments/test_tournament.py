@@ -8,8 +8,10 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -21,6 +23,7 @@ import yaml
 from rich.console import Console
 
 from referee.records import verify_lines
+from referee.server import generate_keys
 from tests.tournaments.helpers import (
     AEGIS_REF,
     RAWBOT,
@@ -36,9 +39,10 @@ from tournaments.errors import StoreMismatchError, TournamentError
 from tournaments.render import QuietDisplay
 from tournaments.standings import load_standings
 from tournaments.store import open_store
-from tournaments.tournament import run_tournament
+from tournaments.tournament import run_tournament, worker_cpus
 
 T = TypeVar("T")
+RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
 
 
 def quiet() -> QuietDisplay:
@@ -326,15 +330,111 @@ def test_a_failing_executor_stops_the_run(tmp_path: Path) -> None:
     assert (summary.played, summary.total) == (0, 12)
 
 
-def test_remote_bots_are_refused_before_playing(tmp_path: Path) -> None:
-    config, _ = write_config(tmp_path, ["alpha"])
+def free_port() -> int:
+    """A tcp port on loopback that nothing listens on (for a moment)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def remote_config(
+    tmp_path: Path, bot_public_key: str, *, connect_timeout_s: int
+) -> tuple[Path, str, int]:
+    """Two rawbots and the remote bot ``far``; the referee's secret key in referee.key.
+    Returns the config, the referee's public key and the port."""
+    public, secret = generate_keys()
+    (tmp_path / "referee.key").write_text(secret + "\n", encoding="ascii")
+    port = free_port()
+    config, _ = write_config(
+        tmp_path,
+        ["alpha", "beta"],
+        matches_per_pair=2,
+        listen={
+            "host": "127.0.0.1",
+            "port": port,
+            "key_file": "referee.key",
+            "connect_timeout_s": connect_timeout_s,
+        },
+    )
     data = yaml.safe_load(config.read_text())
-    data["bots"].append({"name": "far", "remote_key": "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"})
+    data["bots"].append({"name": "far", "remote_key": bot_public_key})
     config.write_text(yaml.safe_dump(data, sort_keys=False))
+    return config, public, port
+
+
+def test_a_remote_bot_plays_its_matches_over_curve_zmq(tmp_path: Path) -> None:
+    """A bot on 'another machine' (a process the referee did not start, with its own key
+    pair) dials in over tcp and plays every match of its pairings on one connection."""
+    keys = generate_keys()
+    config, referee_public, port = remote_config(tmp_path, keys[0], connect_timeout_s=30)
+    environment = {key: value for key, value in os.environ.items() if key != "AEGIS_TOKEN"}
+    environment.update(
+        AEGIS_ENDPOINT=f"tcp://127.0.0.1:{port}",
+        AEGIS_SERVER_KEY=referee_public,
+        AEGIS_PUBLIC_KEY=keys[0],
+        AEGIS_SECRET_KEY=keys[1],
+    )
+    log = tmp_path / "far.log"
+    with log.open("wb") as stderr:
+        far = subprocess.Popen([sys.executable, str(RANDOM_BOT)], env=environment, stderr=stderr)
+    try:
+        setup = load_config(config).with_overrides(output=tmp_path / "out")
+        display = quiet()
+        summary, standings = run_tournament(setup, display=display)
+        assert summary.complete
+        assert summary.failure is None
+        assert (summary.played, summary.total) == (6, 6)
+        stored = rows(tmp_path / "out" / "results.sqlite")
+        remote_matches = [row for row in stored.values() if "far" in (row["seat0"], row["seat1"])]
+        assert len(remote_matches) == 4
+        for row in stored.values():
+            assert row["forfeit_kind"] is None, row
+            assert json.loads(str(row["faults_json"])) == [], row
+            record = (tmp_path / "out" / str(row["record_path"])).read_text().splitlines()
+            assert verify_lines(enumerate(record, start=1)).ok
+        assert standings is not None
+        assert {row.name for row in standings.rows} == {"alpha", "beta", "far"}
+        notes = display.console.file.getvalue()  # type: ignore[attr-defined]
+        assert f"dial in to tcp://127.0.0.1:{port}" in notes
+        assert referee_public in notes
+        # The tournament's end shuts the remote bot down cleanly.
+        assert far.wait(15) == 0, log.read_text()
+    finally:
+        if far.poll() is None:
+            far.kill()
+            far.wait(5)
+
+
+def test_a_remote_bot_that_never_dials_in_forfeits_and_nothing_hangs(tmp_path: Path) -> None:
+    config, _, _ = remote_config(tmp_path, generate_keys()[0], connect_timeout_s=1)
     setup = load_config(config).with_overrides(output=tmp_path / "out")
-    assert setup.bots[1].is_remote
-    with pytest.raises(TournamentError, match="far are remote"):
+    started = time.monotonic()
+    summary, standings = run_tournament(setup, display=quiet())
+    assert time.monotonic() - started < 60
+    assert summary.complete
+    assert summary.played == 6
+    for row in rows(tmp_path / "out" / "results.sqlite").values():
+        if "far" in (row["seat0"], row["seat1"]):
+            assert (row["forfeit_bot"], row["forfeit_kind"]) == ("far", "handshake"), row
+            assert row["winner"] != "far"
+        else:
+            assert row["forfeit_kind"] is None
+    assert standings is not None
+    far = next(row.record for row in standings.rows if row.name == "far")
+    assert (far.matches, far.wins, far.losses) == (4, 0, 4)
+    assert far.forfeits == {"handshake": 4}
+
+
+def test_remote_bots_refuse_more_than_one_match_at_a_time(tmp_path: Path) -> None:
+    """The config says so (test_config); --concurrency and --local-cluster overrides are
+    refused before any play."""
+    config, _, _ = remote_config(tmp_path, generate_keys()[0], connect_timeout_s=1)
+    setup = load_config(config).with_overrides(output=tmp_path / "out", concurrency=2)
+    with pytest.raises(TournamentError, match=r"far play one match at a time .* not 2"):
         run_tournament(setup, display=quiet())
+    on_cluster = load_config(config).with_overrides(output=tmp_path / "out", local_cluster=2)
+    with pytest.raises(TournamentError, match="far dial in to this machine"):
+        run_tournament(on_cluster, display=quiet())
     assert not (tmp_path / "out").exists()
 
 
@@ -350,6 +450,48 @@ def scheduled_count(database: Path) -> int:
         return 0
     finally:
         connection.close()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+@pytest.mark.parametrize("affinity", [True, False])
+def test_each_worker_and_its_bots_get_a_cpu_of_their_own(tmp_path: Path, affinity: bool) -> None:
+    report = tmp_path / "cpus.txt"
+    config, marker = write_config(
+        tmp_path,
+        [],
+        matches_per_pair=4,
+        concurrency=2,
+        executor={"kind": "local", "affinity": affinity},
+    )
+    data = yaml.safe_load(config.read_text())
+    data["bots"] = [
+        rawbot_entry(name, marker, "--report-cpus", str(report)) for name in ("a", "b", "c")
+    ]
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    setup = load_config(config).with_overrides(output=tmp_path / "out")
+    display = quiet()
+    summary, _ = run_tournament(setup, display=display)
+    assert summary.complete
+    assert wait_no_processes(marker, timeout=5) == []
+    by_worker: dict[str, set[str]] = {}
+    for line in report.read_text().splitlines():
+        _name, worker, cpus = line.split()
+        by_worker.setdefault(worker, set()).add(cpus)
+    assert by_worker
+    notes = display.console.file.getvalue()  # type: ignore[attr-defined]
+    allowed = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))
+    if not affinity:
+        assert all(cpus == {allowed} for cpus in by_worker.values()), by_worker
+        assert "CPU of their own" not in notes
+        return
+    expected = worker_cpus(2)
+    assert expected is not None
+    assert f"run on a CPU of their own: {expected[0]}, {expected[1]}" in notes
+    # Every bot of a worker runs on that worker's one CPU, and no two workers share one.
+    assert all(len(cpus) == 1 for cpus in by_worker.values()), by_worker
+    chosen = [next(iter(cpus)) for cpus in by_worker.values()]
+    assert len(set(chosen)) == len(chosen)
+    assert set(chosen) <= {str(cpu) for cpu in expected}
 
 
 def test_ctrl_c_while_workers_start(tmp_path: Path) -> None:
