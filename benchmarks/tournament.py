@@ -7,8 +7,8 @@
     two cores), both over the whole run (worker and bot start-up included) and in steady state
     (first stored match to last), and the CPU used (this process and its reaped descendants:
     the workers and their bots). For reference, the same ratio for bare match-runner loops
-    (one MatchRunner per process with two, then four, random bots cycling through their
-    pairs as a tournament worker does; no tournament code at all; not pinned). The
+    (one MatchRunner per process with two random bots cycling through their pairs as a
+    tournament worker does; no tournament code at all), pinned and not. The
     settings alternate over ``--repeat`` rounds and the figures are medians: on a shared
     machine single runs vary a lot.
 (b) Memory: the coordinator's peak resident set size, its Python heap peak and the heap
@@ -105,17 +105,22 @@ def _cpu_seconds() -> float:
     return total
 
 
-def throughput(matches_per_pair: int, concurrency: int, affinity: bool) -> dict[str, float]:
-    """Play the four-bot round robin; matches/s and games/s overall and in steady state."""
-    with tempfile.TemporaryDirectory(prefix="aegis-bench-") as folder:
-        output = Path(folder) / "out"
-        setup = _setup(4, matches_per_pair, concurrency, output, RulesOptions(), affinity)
-        clock = _Clock()
-        before = _cpu_seconds()
-        started = time.perf_counter()
-        summary, _ = run_tournament(setup, display=clock)
-        elapsed = time.perf_counter() - started
-        cpu = _cpu_seconds() - before
+def throughput(
+    matches_per_pair: int, concurrency: int, affinity: bool, scratch: Path
+) -> dict[str, float]:
+    """Play the four-bot round robin into a fresh directory under ``scratch``; matches/s and
+    games/s overall and in steady state."""
+    # Directories are removed only at the end of the benchmark: just after thousands of
+    # files are deleted, ext4 spends about a millisecond of kernel time on each new file
+    # (its inode allocator skips recently deleted inodes), in the coordinator's process.
+    output = Path(tempfile.mkdtemp(prefix="run-", dir=scratch)) / "out"
+    setup = _setup(4, matches_per_pair, concurrency, output, RulesOptions(), affinity)
+    clock = _Clock()
+    before = _cpu_seconds()
+    started = time.perf_counter()
+    summary, _ = run_tournament(setup, display=clock)
+    elapsed = time.perf_counter() - started
+    cpu = _cpu_seconds() - before
     assert summary.complete
     assert clock.first is not None
     assert clock.last is not None
@@ -150,9 +155,11 @@ class _HeapProbe(_Clock):
             self.retained = tracemalloc.get_traced_memory()[0]
 
 
-def _runner_loop(seconds: float, bots: int, results: Any) -> None:
+def _runner_loop(seconds: float, bots: int, results: Any, cpu: int | None = None) -> None:
     """Play matches with a bare MatchRunner among ``bots`` random bots, cycling through every
-    ordered pair as a tournament worker does; put games/s."""
+    ordered pair as a tournament worker does; put games/s. ``cpu``: pin to it first."""
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
     with MatchRunner(time_control=TimeControl(decision_ms=1000, warmup_ms=10000)) as runner:
         specs = [resolve_bot("random", f"random-{index}") for index in range(bots)]
         pairs = [[first, second] for first in specs for second in specs if first is not second]
@@ -166,14 +173,17 @@ def _runner_loop(seconds: float, bots: int, results: Any) -> None:
         results.put(games / (time.perf_counter() - started))
 
 
-def runner_baseline(processes: int, bots: int, seconds: float) -> float:
+def runner_baseline(processes: int, bots: int, seconds: float, pinned: bool = False) -> float:
     """Games/s of ``processes`` bare match-runner loops side by side, each with its own
-    ``bots`` random bots: no tournament code at all."""
+    ``bots`` random bots (on a CPU of its own if ``pinned``): no tournament code at all."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
+    cpus = worker_cpus(processes) if pinned else None
     workers = [
-        context.Process(target=_runner_loop, args=(seconds, bots, results))
-        for _ in range(processes)
+        context.Process(
+            target=_runner_loop, args=(seconds, bots, results, cpus[index] if cpus else None)
+        )
+        for index in range(processes)
     ]
     for worker in workers:
         worker.start()
@@ -237,16 +247,17 @@ def main() -> None:
         (concurrency, affinity) for affinity in (True, False) for concurrency in concurrencies
     ]
     runs: dict[tuple[int, bool], list[dict[str, float]]] = {setting: [] for setting in settings}
-    bare: dict[tuple[int, int], list[float]] = {
-        (processes, bots): [] for bots in (2, 4) for processes in (1, 2)
+    bare: dict[tuple[int, bool], list[float]] = {
+        (processes, pinned): [] for pinned in (True, False) for processes in (1, 2)
     }
-    for _ in range(arguments.repeat):
-        for concurrency, affinity in settings:
-            runs[concurrency, affinity].append(
-                throughput(arguments.matches_per_pair, concurrency, affinity)
-            )
-        for processes, bots in bare:
-            bare[processes, bots].append(runner_baseline(processes, bots, 3.0))
+    with tempfile.TemporaryDirectory(prefix="aegis-bench-") as scratch:
+        for _ in range(arguments.repeat):
+            for concurrency, affinity in settings:
+                runs[concurrency, affinity].append(
+                    throughput(arguments.matches_per_pair, concurrency, affinity, Path(scratch))
+                )
+            for processes, pinned in bare:
+                bare[processes, pinned].append(runner_baseline(processes, 2, 3.0, pinned))
     for (concurrency, affinity), results in runs.items():
         middle = {key: median(result[key] for result in results) for key in results[0]}
         pinned = "pinned" if affinity and worker_cpus(concurrency) else "not pinned"
@@ -275,14 +286,14 @@ def main() -> None:
                 f"{median(steady):.2f}x steady state "
                 f"(rounds: {', '.join(f'{value:.2f}' for value in steady)})"
             )
-    for bots in (2, 4):
-        one_process, two_processes = bare[1, bots], bare[2, bots]
+    for pinned in (True, False):
+        one_process, two_processes = bare[1, pinned], bare[2, pinned]
         ratios = [two / one for one, two in zip(one_process, two_processes, strict=True)]
         print(
-            f"    baseline, bare MatchRunner loops with {bots} random bots each (no tournament "
-            f"code): 1 process {median(one_process):.0f} games/s, 2 processes "
-            f"{median(two_processes):.0f} games/s: {median(ratios):.2f}x "
-            f"(rounds: {', '.join(f'{value:.2f}' for value in ratios)})"
+            f"    baseline, bare MatchRunner loops with 2 random bots each (no tournament "
+            f"code), {'pinned' if pinned else 'not pinned'}: 1 process "
+            f"{median(one_process):.0f} games/s, 2 processes {median(two_processes):.0f} "
+            f"games/s: {median(ratios):.2f}x (rounds: {', '.join(f'{v:.2f}' for v in ratios)})"
         )
     for size in (int(text) for text in arguments.sizes.split(",")):
         output = subprocess.run(
