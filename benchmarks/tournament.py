@@ -1,14 +1,15 @@
 """Tournament throughput and coordinator memory.
 
 (a) Throughput: a round robin of four bundled ``random`` bots (distinct names), default rules,
-    played with concurrency 1, 2 and 3, each into a fresh output directory, with the
-    workers pinned to CPUs of their own (executor affinity, the default) and not. Reports
+    played with concurrency 1, 2 and 3, each into a fresh output directory, with each
+    worker keeping to CPUs of its own (executor affinity, the default: the CPUs split in
+    equal groups) and not. Reports
     matches/s and games/s of each and their ratio to concurrency 1 (target for 2: >= 1.7 on
     two cores), both over the whole run (worker and bot start-up included) and in steady state
     (first stored match to last), and the CPU used (this process and its reaped descendants:
     the workers and their bots). For reference, the same ratio for bare match-runner loops
     (one MatchRunner per process with two random bots cycling through their pairs as a
-    tournament worker does; no tournament code at all), pinned and not. The
+    tournament worker does; no tournament code at all), each on one CPU and not. The
     settings alternate over ``--repeat`` rounds and the figures are medians: on a shared
     machine single runs vary a lot.
 (b) Memory: the coordinator's peak resident set size, its Python heap peak and the heap
@@ -48,7 +49,7 @@ from referee.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl
 from tournaments.config import ExecutorSetup, TournamentSetup
 from tournaments.render import QuietDisplay
-from tournaments.tournament import run_tournament, worker_cpus
+from tournaments.tournament import cpus_text, run_tournament, worker_cpus
 
 
 class _Clock(QuietDisplay):
@@ -178,10 +179,11 @@ def runner_baseline(processes: int, bots: int, seconds: float, pinned: bool = Fa
     ``bots`` random bots (on a CPU of its own if ``pinned``): no tournament code at all."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    cpus = worker_cpus(processes) if pinned else None
+    allowed = sorted(os.sched_getaffinity(0))
     workers = [
         context.Process(
-            target=_runner_loop, args=(seconds, bots, results, cpus[index] if cpus else None)
+            target=_runner_loop,
+            args=(seconds, bots, results, allowed[index % len(allowed)] if pinned else None),
         )
         for index in range(processes)
     ]
@@ -260,9 +262,14 @@ def main() -> None:
                 bare[processes, pinned].append(runner_baseline(processes, 2, 3.0, pinned))
     for (concurrency, affinity), results in runs.items():
         middle = {key: median(result[key] for result in results) for key in results[0]}
-        pinned = "pinned" if affinity and worker_cpus(concurrency) else "not pinned"
+        groups = worker_cpus(concurrency) if affinity else None
+        placement = (
+            f"CPUs {' | '.join(cpus_text(group) for group in groups)}"
+            if groups is not None
+            else "not pinned"
+        )
         print(
-            f"(a) concurrency {concurrency}, {pinned}: {middle['matches']:.0f} matches, "
+            f"(a) concurrency {concurrency}, {placement}: {middle['matches']:.0f} matches, "
             f"{middle['games']:.0f} games in {middle['seconds']:.2f} s: "
             f"{middle['matches_per_s']:.1f} matches/s, {middle['games_per_s']:.0f} games/s; "
             f"steady state {middle['steady_matches_per_s']:.1f} matches/s, "

@@ -27,7 +27,7 @@ from referee.records import dumps_line
 from referee.replay import render_records
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.selfplay import derive_seed
-from referee.server import RemoteListener, generate_keys, read_secret_key
+from referee.server import RemoteListener, generate_keys, listen_problem, read_secret_key
 
 __all__ = ["app", "keygen", "match", "replay"]
 
@@ -139,6 +139,10 @@ def _remote_listener(
     except ValueError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_UNREADABLE) from None
+    problem = listen_problem(host, int(port))
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE)
     return RemoteListener(host, int(port), public, secret)
 
 

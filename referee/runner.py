@@ -168,13 +168,17 @@ class MatchRunner:
             if session in taken:
                 continue
             if session.remote and session.connected:
-                # A remote bot cannot be restarted by us: keep its connection, forget the fault.
+                # A remote bot cannot be restarted by us, and a shutdown would end it for
+                # good: keep its connection and forget the fault. If it is slow or gone, this
+                # match finds out; if it reconnects, its hello moves it to the new connection.
                 session.pending_fault = None
+                return session
             healthy = session.connected and not session.exited() and session.pending_fault is None
             if healthy and self._answers_ping(session):
                 return session
             self.server.stop_bot(session, "restart", grace=0.2)
-            counters["restarts"] += 1
+            if not spec.is_remote:  # a remote bot is awaited again, not restarted
+                counters["restarts"] += 1
             fresh = self._start_session(spec)
             pool[index] = fresh
             return fresh
@@ -355,7 +359,7 @@ class MatchRunner:
             report.void = True
             report.forfeit_fault = failed[0]
             for session in sessions:
-                if session.connected:
+                if session.connected and not session.remote:  # a remote bot stays for the next
                     self.server.stop_bot(session, "match void")
             return report
         report.match = forfeit(report.match, _SEATS[failed[0].seat])

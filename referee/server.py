@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import secrets
 import shutil
+import socket as socket_module
 import tempfile
 import time
 from collections import Counter, deque
@@ -134,12 +135,16 @@ class BotServer:
         self._by_remote_identity: dict[bytes, BotSession] = {}
         self._awaiting_keys: dict[str, BotSession] = {}
         self._poller: zmq.Poller | None = None
+        self._closed = False
         if remote is not None:
-            self._listen_remote(remote)
+            try:
+                self._listen_remote(remote)
+            except BaseException:
+                self.close()  # the context, the authenticator thread and the directory
+                raise
         self._next_id = 0
         self.stray_messages = 0
         self._rejected_tokens = 0
-        self._closed = False
 
     def _router(self) -> zmq.Socket[bytes]:
         socket = self._context.socket(zmq.ROUTER)
@@ -161,11 +166,15 @@ class BotServer:
         socket.setsockopt(zmq.CURVE_PUBLICKEY, remote.public_key.encode())
         socket.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
         host = remote.host.removeprefix("tcp://")
-        if remote.port == 0:
-            port = socket.bind_to_random_port(f"tcp://{host}")
-        else:
-            socket.bind(f"tcp://{host}:{remote.port}")
-            port = remote.port
+        try:
+            if remote.port == 0:
+                port = socket.bind_to_random_port(f"tcp://{host}")
+            else:
+                socket.bind(f"tcp://{host}:{remote.port}")
+                port = remote.port
+        except zmq.ZMQError:
+            socket.close(0)
+            raise
         self.remote_endpoint = f"tcp://{host}:{port}"
         self._remote_socket = socket
         self._poller = zmq.Poller()
@@ -626,7 +635,26 @@ class RemoteListener:
     host: str
     port: int
     public_key: str
-    secret_key: str
+    secret_key: str = field(repr=False)
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the referee could not listen for remote bots on ``host:port`` (a port in use, an
+    address not on this machine), or None if it can."""
+    try:
+        addresses = socket_module.getaddrinfo(
+            host, port, type=socket_module.SOCK_STREAM, flags=socket_module.AI_PASSIVE
+        )
+    except (OSError, UnicodeError) as error:
+        return f"cannot listen on {host}:{port}: {error}"
+    family, kind, protocol, _name, address = addresses[0]
+    with socket_module.socket(family, kind, protocol) as probe:
+        probe.setsockopt(socket_module.SOL_SOCKET, socket_module.SO_REUSEADDR, 1)  # as ZeroMQ
+        try:
+            probe.bind(address)
+        except OSError as error:
+            return f"cannot listen on {host}:{port}: {error.strerror or error}"
+    return None
 
 
 def read_secret_key(path: Path) -> tuple[str, str]:

@@ -700,6 +700,19 @@ def _resolve_listen(
         return None, []
     names = ", ".join(config.bots[index].name for index in remote)
     problems: list[_PathError] = []
+    owners: dict[str, int] = {}
+    for index in remote:
+        key = config.bots[index].remote_key or ""
+        if key in owners:
+            other = owners[key]
+            problems.append(
+                _PathError(
+                    ("bots", index, "remote_key"),
+                    f"the same key as bots[{other}] ({config.bots[other].name}): each remote "
+                    "bot needs a key pair of its own",
+                )
+            )
+        owners.setdefault(key, index)
     if listen is None:
         problems.append(
             _PathError(
@@ -727,10 +740,22 @@ def _resolve_listen(
     listener = None
     try:
         key_file = _resolve_file(listen.key_file, base_dir, ("listen", "key_file"))
+        if key_file.suffix == ".pub":
+            raise _PathError(
+                ("listen", "key_file"),
+                f"{listen.key_file!r} is a public key; give the secret key file (without .pub)",
+            )
         public, secret = read_secret_key(key_file)
+        paired = key_file.with_name(key_file.name + ".pub")
+        if paired.is_file() and paired.read_text(encoding="ascii").strip() != public:
+            raise _PathError(
+                ("listen", "key_file"),
+                f"the secret key does not match {paired.name} next to it: the remote bots "
+                "would be given the wrong public key",
+            )
     except _PathError as problem:
         problems.append(problem)
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         problems.append(_PathError(("listen", "key_file"), str(error)))
     else:
         listener = RemoteListener(listen.host, listen.port, public, secret)

@@ -32,7 +32,7 @@ import os
 import signal
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
     Executor,
@@ -46,6 +46,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from referee.server import listen_problem
 from tournaments.config import TournamentSetup
 from tournaments.errors import TournamentError
 from tournaments.render import TournamentDisplay
@@ -75,6 +76,7 @@ from tournaments.worker import (
 __all__ = [
     "RunSummary",
     "StopRequest",
+    "cpus_text",
     "handle_stop_signals",
     "make_executor",
     "run_tournament",
@@ -156,28 +158,40 @@ class _WorkerContext(multiprocessing.context.SpawnContext):
     Process = _WorkerProcess
 
 
-def worker_cpus(concurrency: int) -> list[int] | None:
-    """The CPU of each of ``concurrency`` workers when each can have one of its own (the
-    CPUs this process may use, in order), else None."""
+def worker_cpus(concurrency: int) -> list[tuple[int, ...]] | None:
+    """The CPUs of each of ``concurrency`` workers: the CPUs this process may use, split into
+    equal groups in order (one CPU each when there are as many CPUs as workers; every CPU for
+    a single worker); None when there are fewer CPUs than workers. CPUs left over when the
+    split is not even are left to the coordinator."""
     allowed = sorted(os.sched_getaffinity(0))
-    return allowed[:concurrency] if concurrency <= len(allowed) else None
+    size = len(allowed) // concurrency
+    if size == 0:
+        return None
+    return [tuple(allowed[index * size : (index + 1) * size]) for index in range(concurrency)]
+
+
+def cpus_text(cpus: Sequence[int]) -> str:
+    """``0``, ``0-3`` or ``0,2,5``: a group of CPUs for people."""
+    if len(cpus) > 1 and list(cpus) == list(range(cpus[0], cpus[-1] + 1)):
+        return f"{cpus[0]}-{cpus[-1]}"
+    return ",".join(str(cpu) for cpu in cpus)
 
 
 def make_executor(concurrency: int, *, affinity: bool = False) -> ProcessPoolExecutor:
     """The default executor: ``concurrency`` worker processes, started fresh (spawn: no
     inherited threads or sockets), each keeping its own bots alive across matches.
 
-    With ``affinity``, and no more workers than CPUs, each worker and its bots are pinned to
-    a CPU of their own: the hand-offs between referee and bots then never wait for another
-    CPU to wake up, and matches running side by side do not compete for one.
+    With ``affinity``, each worker and the bots it starts keep to a group of CPUs of their
+    own (:func:`worker_cpus`): matches side by side never compete for a CPU, and with one CPU
+    per worker the hand-offs between referee and bots never wait for another CPU to wake up.
     """
     context = _WorkerContext()
-    cpus = worker_cpus(concurrency) if affinity else None
+    groups = worker_cpus(concurrency) if affinity else None
     slots = None
-    if cpus is not None:
-        slots = context.SimpleQueue()
-        for cpu in cpus:
-            slots.put(cpu)  # each worker takes one as it starts
+    if groups is not None:
+        slots = context.Queue()
+        for group in groups:
+            slots.put(group)  # each worker takes one as it starts
     return ProcessPoolExecutor(
         max_workers=concurrency, mp_context=context, initializer=init_worker, initargs=(slots,)
     )
@@ -365,10 +379,11 @@ def _open_coordinator(
         )
     pool = make_executor(setup.concurrency, affinity=setup.executor.affinity)
     if setup.executor.affinity:
-        cpus = worker_cpus(setup.concurrency)
+        groups = worker_cpus(setup.concurrency)
         display.note(
-            f"Each worker and its bots run on a CPU of their own: {', '.join(map(str, cpus))}"
-            if cpus is not None
+            f"Each worker and its bots keep to CPUs of their own: "
+            f"{' | '.join(cpus_text(group) for group in groups)}"
+            if groups is not None
             else f"Workers are not pinned to CPUs: {setup.concurrency} workers, "
             f"{len(os.sched_getaffinity(0))} CPUs"
         )
@@ -394,6 +409,9 @@ def _check_remote_bots(setup: TournamentSetup) -> None:
             f"remote bot(s) {names} play one match at a time over one connection: "
             f"concurrency must be 1, not {setup.concurrency}"
         )
+    problem = listen_problem(setup.listen.host, setup.listen.port)
+    if problem is not None:
+        raise TournamentError(f"listen: {problem} (remote bot(s) {names} dial in there)")
 
 
 def run_tournament(
@@ -451,10 +469,15 @@ def run_tournament(
                 )
             if setup.listen is not None and any(spec.is_remote for spec in setup.bots):
                 remote = ", ".join(spec.name for spec in setup.bots if spec.is_remote)
+                host, port = setup.listen.host, setup.listen.port
+                where = (
+                    f"port {port} of any address of this machine"
+                    if host in ("0.0.0.0", "::", "*")
+                    else f"tcp://{host}:{port}"
+                )
                 display.note(
-                    f"Remote bots ({remote}) dial in to tcp://{setup.listen.host}:"
-                    f"{setup.listen.port} with the referee's public key "
-                    f"{setup.listen.public_key}"
+                    f"Remote bots ({remote}) dial in to {where} with the referee's public "
+                    f"key {setup.listen.public_key}"
                 )
             pending = (
                 match

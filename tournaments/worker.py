@@ -29,6 +29,7 @@ import multiprocessing
 import multiprocessing.connection
 import multiprocessing.util
 import os
+import queue
 import shutil
 import signal
 import socket
@@ -301,10 +302,12 @@ def _watch_coordinator(parent_sentinel: int | None, parent_pid: int) -> None:
 def init_worker(cpu_slots: Any = None) -> None:
     """Initialiser of a pool worker process: ignore Ctrl-C (the coordinator handles it and
     lets the workers finish), close the runner at exit, and watch for the coordinator's
-    death. ``cpu_slots``: a queue of CPU numbers; this worker takes one and keeps itself and
-    its bots (which inherit it) to that CPU."""
+    death. ``cpu_slots``: a queue of CPU groups; this worker takes one and keeps itself and
+    its bots (which inherit it) to those CPUs."""
     if cpu_slots is not None:
-        os.sched_setaffinity(0, {cpu_slots.get()})
+        # Never fatal: without a group (none left, or the CPUs went away) it runs unpinned.
+        with contextlib.suppress(OSError, queue.Empty, ValueError):
+            os.sched_setaffinity(0, cpu_slots.get(timeout=5.0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The coordinator starts workers with SIGINT blocked; ignored from now on, it may come.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -3,26 +3,35 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import zmq
 from typer.testing import CliRunner
 
 from referee.bots import BotSpec
 from referee.bundled import BotNameError, resolve_bot
 from referee.faults import FaultKind
 from referee.runner import MatchRunner, TimeControl
-from referee.server import RemoteListener, generate_keys
+from referee.server import BotServer, RemoteListener, generate_keys, listen_problem
 from tournaments.cli import app
 
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
+SLOW_ONCE_BOT = Path(__file__).resolve().parents[1] / "bots" / "slow_once_bot.py"
 
 
-def remote_bot(endpoint: str, server_key: str, keys: tuple[str, str]) -> subprocess.Popen[bytes]:
-    """Start the bundled random bot as a remote bot would run: by itself, with Curve keys."""
+def remote_bot(
+    endpoint: str, server_key: str, keys: tuple[str, str], program: Path = RANDOM_BOT
+) -> subprocess.Popen[bytes]:
+    """Start a bot (the bundled random bot by default) as a remote bot would run: by itself,
+    with Curve keys."""
     environment = dict(os.environ)
     environment.pop("AEGIS_TOKEN", None)
     environment.update(
@@ -32,7 +41,7 @@ def remote_bot(endpoint: str, server_key: str, keys: tuple[str, str]) -> subproc
         AEGIS_SECRET_KEY=keys[1],
     )
     return subprocess.Popen(
-        [sys.executable, str(RANDOM_BOT)],
+        [sys.executable, str(program)],
         env=environment,
         stderr=subprocess.DEVNULL,
     )
@@ -75,6 +84,44 @@ def test_registered_remote_bot_plays_matches(
     finally:
         runner.close()
         assert process.wait(5) == 0  # shutdown reaches remote bots too
+
+
+def test_a_remote_bot_that_times_out_keeps_its_connection(referee_keys: tuple[str, str]) -> None:
+    """A remote bot cannot be restarted: after a timeout the referee keeps its connection
+    (never a shutdown, which would end it for good), and once it has caught up it plays."""
+    public, secret = referee_keys
+    keys = generate_keys()
+    listener = RemoteListener("127.0.0.1", 0, public, secret)
+    control = TimeControl(decision_ms=300, warmup_ms=700)  # its 3 s decision times out
+    with MatchRunner(time_control=control, remote=listener, heartbeat_ms=500) as runner:
+        endpoint = runner.server.remote_endpoint
+        assert endpoint is not None
+        process = remote_bot(endpoint, public, keys, SLOW_ONCE_BOT)
+        try:
+            spec = BotSpec("slow", (), curve_public_key=keys[0])
+            runner.remote_connect_s = 10.0
+            first = runner.play([spec, resolve_bot("first")], seed=1)
+            assert first.forfeit_fault is not None
+            assert first.forfeit_fault.kind is FaultKind.TIMEOUT
+            session = runner._sessions["slow"][0]
+            reports = []
+            for seed in range(2, 7):
+                time.sleep(0.5)  # idle longer than the heartbeat: no ping decides its fate
+                reports.append(runner.play([spec, resolve_bot("first")], seed=seed))
+                assert process.poll() is None, "the referee ended the remote bot"
+            assert reports[-1].faults == []
+            assert reports[-1].match is not None
+            assert reports[-1].match.result is not None
+            assert runner._sessions["slow"] == [session]  # the same connection throughout
+            assert runner.counters["slow"]["restarts"] == 0
+        finally:
+            runner.close()
+            try:
+                assert process.wait(10) == 0  # the shutdown at the end does reach it
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(5)
 
 
 def test_unknown_key_is_refused(runner: MatchRunner, referee_keys: tuple[str, str]) -> None:
@@ -124,3 +171,47 @@ def test_match_needs_a_listener_for_remote_bots() -> None:
     result = CliRunner().invoke(app, ["match", f"remote:{public}", "first"])
     assert result.exit_code == 2
     assert "--listen" in result.output
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port something else listens on."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield int(holder.getsockname()[1])
+
+
+def test_a_busy_port_fails_cleanly(busy_port: int, referee_keys: tuple[str, str]) -> None:
+    public, secret = referee_keys
+    assert listen_problem("127.0.0.1", busy_port) == (
+        f"cannot listen on 127.0.0.1:{busy_port}: Address already in use"
+    )
+    assert listen_problem("127.0.0.1", 0) is None
+    assert "cannot listen on no-such-host.invalid:7100" in str(
+        listen_problem("no-such-host.invalid", 7100)
+    )
+    scratch = Path(tempfile.gettempdir())
+    before = set(scratch.glob("aegis-*"))
+    threads = threading.active_count()
+    with pytest.raises(zmq.ZMQError):
+        BotServer(remote=RemoteListener("127.0.0.1", busy_port, public, secret))
+    assert set(scratch.glob("aegis-*")) - before == set()  # its ipc directory is gone
+    assert threading.active_count() == threads  # and the key checker's thread
+
+
+def test_match_refuses_a_busy_port(busy_port: int, tmp_path: Path) -> None:
+    key = tmp_path / "referee.key"
+    assert CliRunner().invoke(app, ["keygen", str(key)]).exit_code == 0
+    public, _secret = generate_keys()
+    listen = ["--listen", f"127.0.0.1:{busy_port}", "--key-file", str(key)]
+    result = CliRunner().invoke(app, ["match", f"remote:{public}", "first", *listen])
+    assert result.exit_code == 2
+    assert f"cannot listen on 127.0.0.1:{busy_port}: Address already in use" in result.output
+
+
+def test_the_listener_secret_is_not_in_its_repr(referee_keys: tuple[str, str]) -> None:
+    public, secret = referee_keys
+    listener = RemoteListener("127.0.0.1", 7100, public, secret)
+    assert secret not in repr(listener)
+    assert public in repr(listener)

@@ -369,6 +369,37 @@ def test_remote_bots_dial_in_where_listen_says(tmp_path: Path) -> None:
     assert local_only.listen is None  # nothing dials in: the referee does not listen
 
 
+def test_key_pair_mix_ups_are_named(tmp_path: Path) -> None:
+    public, _ = write_key(tmp_path)
+    (tmp_path / "referee.key.pub").write_text(public + "\n", encoding="ascii")
+    assert load(tmp_path, WITH_REMOTE + "listen: {port: 7100, key_file: referee.key}\n").listen
+    found = errors(tmp_path, WITH_REMOTE + "listen: {port: 7100, key_file: referee.key.pub}\n")
+    assert found == [
+        "config.yaml:5: listen.key_file: 'referee.key.pub' is a public key; give the secret "
+        "key file (without .pub)"
+    ]
+    (tmp_path / "referee.key.pub").write_text(generate_keys()[0] + "\n", encoding="ascii")
+    found = errors(tmp_path, WITH_REMOTE + "listen: {port: 7100, key_file: referee.key}\n")
+    assert found == [
+        "config.yaml:5: listen.key_file: the secret key does not match referee.key.pub next "
+        "to it: the remote bots would be given the wrong public key"
+    ]
+
+
+def test_two_remote_bots_cannot_share_a_key(tmp_path: Path) -> None:
+    write_key(tmp_path)
+    found = errors(
+        tmp_path,
+        WITH_REMOTE
+        + f"  - {{name: twin, remote_key: '{REMOTE_KEY}'}}\n"
+        + "listen: {port: 7100, key_file: referee.key}\n",
+    )
+    assert found == [
+        "config.yaml:5: bots[2].remote_key: the same key as bots[1] (far): each remote bot "
+        "needs a key pair of its own"
+    ]
+
+
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [

@@ -39,7 +39,7 @@ from tournaments.errors import StoreMismatchError, TournamentError
 from tournaments.render import QuietDisplay
 from tournaments.standings import load_standings
 from tournaments.store import open_store
-from tournaments.tournament import run_tournament, worker_cpus
+from tournaments.tournament import cpus_text, run_tournament, worker_cpus
 
 T = TypeVar("T")
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
@@ -425,6 +425,17 @@ def test_a_remote_bot_that_never_dials_in_forfeits_and_nothing_hangs(tmp_path: P
     assert far.forfeits == {"handshake": 4}
 
 
+def test_a_busy_listen_port_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    config, _, port = remote_config(tmp_path, generate_keys()[0], connect_timeout_s=1)
+    setup = load_config(config).with_overrides(output=tmp_path / "out")
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        with pytest.raises(TournamentError, match=f"listen: cannot listen on 127.0.0.1:{port}"):
+            run_tournament(setup, display=quiet())
+    assert not (tmp_path / "out").exists()
+
+
 def test_remote_bots_refuse_more_than_one_match_at_a_time(tmp_path: Path) -> None:
     """The config says so (test_config); --concurrency and --local-cluster overrides are
     refused before any play."""
@@ -484,14 +495,27 @@ def test_each_worker_and_its_bots_get_a_cpu_of_their_own(tmp_path: Path, affinit
         assert all(cpus == {allowed} for cpus in by_worker.values()), by_worker
         assert "CPU of their own" not in notes
         return
-    expected = worker_cpus(2)
-    assert expected is not None
-    assert f"run on a CPU of their own: {expected[0]}, {expected[1]}" in notes
-    # Every bot of a worker runs on that worker's one CPU, and no two workers share one.
-    assert all(len(cpus) == 1 for cpus in by_worker.values()), by_worker
-    chosen = [next(iter(cpus)) for cpus in by_worker.values()]
+    groups = worker_cpus(2)
+    assert groups is not None
+    texts = [",".join(str(cpu) for cpu in group) for group in groups]
+    assert f"keep to CPUs of their own: {groups[0][0]}" in notes
+    # Every bot of a worker keeps to that worker's CPUs, and no two workers share one.
+    assert all(len(reported) == 1 for reported in by_worker.values()), by_worker
+    chosen = [next(iter(reported)) for reported in by_worker.values()]
     assert len(set(chosen)) == len(chosen)
-    assert set(chosen) <= {str(cpu) for cpu in expected}
+    assert set(chosen) <= set(texts)
+
+
+def test_workers_share_the_cpus_out_equally() -> None:
+    allowed = sorted(os.sched_getaffinity(0))
+    one = worker_cpus(1)
+    assert one == [tuple(allowed)]  # a single worker keeps every CPU
+    groups = worker_cpus(len(allowed))
+    assert groups == [(cpu,) for cpu in allowed]
+    assert worker_cpus(len(allowed) + 1) is None  # fewer CPUs than workers: not pinned
+    assert cpus_text((0, 1, 2, 3)) == "0-3"
+    assert cpus_text((5,)) == "5"
+    assert cpus_text((0, 2, 5)) == "0,2,5"
 
 
 def test_ctrl_c_while_workers_start(tmp_path: Path) -> None:

@@ -1,0 +1,34 @@
+"""An SDK bot that plays its first legal action, except that its first decision takes
+``--sleep`` seconds (default 3): a bot that is slow once, to test what the referee does next.
+
+    slow_once_bot.py [--sleep SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+
+from protocol.sdk import Action, Bot, Decision, run
+
+
+class SlowOnce(Bot):
+    """Sleeps through its first decision, then answers at once."""
+
+    name = "slow-once"
+
+    def __init__(self, sleep: float) -> None:
+        self.sleep = sleep
+
+    def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
+        if self.sleep:
+            time.sleep(self.sleep)
+            self.sleep = 0.0
+        return legal[0]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sleep", type=float, default=3.0)
+    run(SlowOnce(parser.parse_known_args()[0].sleep))
