@@ -151,7 +151,8 @@ class EventTracker:
     def observation_map(self, seen: Observation) -> dict[str, Any]:
         """The same map as :func:`observation_to_wire`, built faster for a seat's successive
         observations: the fields fixed for a game and the maps of finished tricks are built
-        once."""
+        once. Its lists are its own, but the trick maps inside are shared with later maps:
+        treat the result as read-only (it is meant to be packed and sent)."""
         fields = self._fields
         if (
             fields is None
