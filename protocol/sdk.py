@@ -563,6 +563,7 @@ class _Runner:
             socket.setsockopt(zmq.RCVTIMEO, _POLL_MS)
             socket.setsockopt(zmq.HEARTBEAT_IVL, _TRANSPORT_HEARTBEAT_MS)
             socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, _TRANSPORT_TIMEOUT_MS)
+            socket.setsockopt(zmq.IPV6, 1)  # IPv6 endpoints too, such as tcp://[::1]:5555
             monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             if self.curve is not None:  # a remote bot: encrypted, authenticated by its key
                 server, public, secret = self.curve

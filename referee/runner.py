@@ -167,12 +167,17 @@ class MatchRunner:
         for index, session in enumerate(pool):
             if session in taken:
                 continue
-            if session.remote and session.connected:
+            if session.remote:
                 # A remote bot cannot be restarted by us, and a shutdown would end it for
-                # good: keep its connection and forget the fault. If it is slow or gone, this
-                # match finds out; if it reconnects, its hello moves it to the new connection.
-                session.pending_fault = None
-                return session
+                # good. Keep a connection that works, even if the bot was slow (forget the
+                # fault); await the bot again if its connection is gone.
+                self.server.drain()  # a hello from a new connection moves the session first
+                if session.connected and self._remote_is_there(session):
+                    return session
+                self.server.forget(session)
+                fresh = self._start_session(spec)
+                pool[index] = fresh
+                return fresh
             healthy = session.connected and not session.exited() and session.pending_fault is None
             if healthy and self._answers_ping(session):
                 return session
@@ -195,6 +200,14 @@ class MatchRunner:
         if session.handshake_fault is None:
             self.server.handshake(session, timeout_s)
         return session
+
+    def _remote_is_there(self, session: BotSession) -> bool:
+        """False if a remote bot's connection is gone; True if it answers a ping or is only
+        slow to (still busy with a request that timed out, say)."""
+        session.pending_fault = None
+        outcome = self.server.request(session, {"type": "ping"}, "pong", self.heartbeat_ms / 1000)
+        session.pending_fault = None
+        return not (isinstance(outcome, Fault) and outcome.kind is FaultKind.DISCONNECT)
 
     def _answers_ping(self, session: BotSession) -> bool:
         """Ping a bot that has been idle longer than the heartbeat before giving it a match;

@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import secrets
 import shutil
-import socket as socket_module
 import tempfile
 import time
 from collections import Counter, deque
@@ -161,21 +160,19 @@ class BotServer:
         self._authenticator.start()
         self._authenticator.configure_curve_callback("aegis", _KeyCheck(self._awaiting_keys, self))
         socket = self._router()
-        socket.setsockopt(zmq.CURVE_SERVER, 1)
-        socket.setsockopt(zmq.CURVE_SECRETKEY, remote.secret_key.encode())
-        socket.setsockopt(zmq.CURVE_PUBLICKEY, remote.public_key.encode())
-        socket.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
-        host = remote.host.removeprefix("tcp://")
         try:
-            if remote.port == 0:
-                port = socket.bind_to_random_port(f"tcp://{host}")
-            else:
-                socket.bind(f"tcp://{host}:{remote.port}")
-                port = remote.port
-        except zmq.ZMQError:
-            socket.close(0)
+            socket.setsockopt(zmq.CURVE_SERVER, 1)
+            socket.setsockopt(zmq.CURVE_SECRETKEY, remote.secret_key.encode())
+            socket.setsockopt(zmq.CURVE_PUBLICKEY, remote.public_key.encode())
+            socket.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
+            # ZMTP heartbeats: a peer that vanished without closing its connection (a host
+            # that went down) is dropped, so sending to it fails instead of waiting.
+            socket.setsockopt(zmq.HEARTBEAT_IVL, self.heartbeat_ms)
+            socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * self.heartbeat_ms)
+            self.remote_endpoint = _bind_tcp(socket, remote.host, remote.port)
+        except BaseException:
+            socket.close(0)  # else closing the context would wait for it forever
             raise
-        self.remote_endpoint = f"tcp://{host}:{port}"
         self._remote_socket = socket
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
@@ -268,6 +265,18 @@ class BotServer:
         if session.process is not None:
             session.process.stop(grace)
 
+    def forget(self, session: BotSession) -> None:
+        """Drop a session without a word to its peer: a remote bot whose connection is gone
+        (it may dial in again when :meth:`expect_remote` admits its key anew)."""
+        session.closed = True
+        if session.identity is not None:
+            table = self._by_remote_identity if session.remote else self._by_identity
+            table.pop(session.identity, None)
+        self._awaiting.pop(session.token, None)
+        key = session.spec.curve_public_key
+        if key is not None and self._awaiting_keys.get(key) is session:
+            del self._awaiting_keys[key]
+
     def close(self) -> None:
         """Close the socket and remove the private directory; idempotent."""
         if self._closed:
@@ -278,7 +287,7 @@ class BotServer:
             self._remote_socket.close(0)
         if self._authenticator is not None:
             self._authenticator.stop()
-        self._context.term()
+        self._context.destroy(linger=0)  # closes any socket left behind by a failure
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> BotServer:
@@ -638,28 +647,50 @@ class RemoteListener:
     secret_key: str = field(repr=False)
 
 
+def _bind_tcp(socket: zmq.Socket[bytes], host: str, port: int) -> str:
+    """Bind ``socket`` on tcp ``host:port`` (``tcp://`` prefix, IPv6 literals with or without
+    brackets, port 0 for any free port); return the endpoint. Raises zmq.ZMQBaseError."""
+    host = host.removeprefix("tcp://").strip("[]")
+    if ":" in host:  # an IPv6 literal
+        socket.setsockopt(zmq.IPV6, 1)
+        host = f"[{host}]"
+    if port == 0:
+        port = socket.bind_to_random_port(f"tcp://{host}")
+    else:
+        socket.bind(f"tcp://{host}:{port}")
+    return f"tcp://{host}:{port}"
+
+
 def listen_problem(host: str, port: int) -> str | None:
     """Why the referee could not listen for remote bots on ``host:port`` (a port in use, an
-    address not on this machine), or None if it can."""
+    address not on this machine), or None if it can: it binds there as the referee will,
+    then lets go."""
+    if not 0 <= port <= 65535:
+        return f"cannot listen on {host}:{port}: a port is 0 to 65535"
+    context = zmq.Context()
     try:
-        addresses = socket_module.getaddrinfo(
-            host, port, type=socket_module.SOCK_STREAM, flags=socket_module.AI_PASSIVE
-        )
-    except (OSError, UnicodeError) as error:
-        return f"cannot listen on {host}:{port}: {error}"
-    family, kind, protocol, _name, address = addresses[0]
-    with socket_module.socket(family, kind, protocol) as probe:
-        probe.setsockopt(socket_module.SOL_SOCKET, socket_module.SO_REUSEADDR, 1)  # as ZeroMQ
+        probe = context.socket(zmq.ROUTER)
+        probe.setsockopt(zmq.LINGER, 0)
         try:
-            probe.bind(address)
-        except OSError as error:
-            return f"cannot listen on {host}:{port}: {error.strerror or error}"
+            _bind_tcp(probe, host, port)
+        except zmq.ZMQBaseError as error:
+            code = error.errno if isinstance(error, zmq.ZMQError) else None
+            reason = zmq.strerror(code) if code is not None else str(error)  # without "(addr=…)"
+            return f"cannot listen on {host}:{port}: {reason}"
+        finally:
+            probe.close(0)
+    finally:
+        context.term()
     return None
 
 
 def read_secret_key(path: Path) -> tuple[str, str]:
     """The key pair (public, secret) of a secret key file written by ``aegis-ref keygen``;
-    raise ValueError naming the file and the problem."""
+    raise ValueError naming the file and the problem. A ``.pub`` file, or a key whose
+    ``.pub`` neighbour holds another public key, is refused: any 40 Z85 characters pass for
+    a secret key, and remote bots would be given the wrong public key."""
+    if path.suffix == ".pub":
+        raise ValueError(f"{path} is a public key; give the secret key file (without .pub)")
     try:
         secret = path.read_text(encoding="ascii").strip()
         public = zmq.curve_public(secret.encode()).decode()
@@ -670,6 +701,16 @@ def read_secret_key(path: Path) -> tuple[str, str]:
             f"{path} does not hold a CurveZMQ secret key (40 Z85 characters, as "
             f"'aegis-ref keygen' writes): {error}"
         ) from None
+    paired = path.with_name(path.name + ".pub")
+    try:
+        stated = paired.read_text(encoding="ascii").strip() if paired.is_file() else public
+    except (OSError, UnicodeError) as error:
+        raise ValueError(f"cannot read {paired}: {error}") from None
+    if stated != public:
+        raise ValueError(
+            f"the secret key in {path} does not match {paired.name} next to it: remote bots "
+            "would be given the wrong public key"
+        )
     return public, secret
 
 

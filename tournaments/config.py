@@ -186,8 +186,8 @@ class ExecutorConfig(_Model):
     )
     affinity: bool = Field(
         default=True,
-        description="kind local: pin each worker process and its bots to a CPU of their own "
-        "when there are at least as many CPUs as workers.",
+        description="kind local: each worker process and its bots keep to an equal share of "
+        "the CPUs (one CPU each with as many workers as CPUs).",
     )
 
 
@@ -287,7 +287,7 @@ class ExecutorSetup:
     local_workers: int | None = None
     #: Matches per task (a cluster's): more than one spreads a task's cost over them.
     batch_size: int = 1
-    #: The local pool: pin each worker and its bots to a CPU of their own, if enough CPUs.
+    #: The local pool: each worker and its bots keep to an equal share of the CPUs.
     affinity: bool = True
 
     @property
@@ -740,22 +740,10 @@ def _resolve_listen(
     listener = None
     try:
         key_file = _resolve_file(listen.key_file, base_dir, ("listen", "key_file"))
-        if key_file.suffix == ".pub":
-            raise _PathError(
-                ("listen", "key_file"),
-                f"{listen.key_file!r} is a public key; give the secret key file (without .pub)",
-            )
         public, secret = read_secret_key(key_file)
-        paired = key_file.with_name(key_file.name + ".pub")
-        if paired.is_file() and paired.read_text(encoding="ascii").strip() != public:
-            raise _PathError(
-                ("listen", "key_file"),
-                f"the secret key does not match {paired.name} next to it: the remote bots "
-                "would be given the wrong public key",
-            )
     except _PathError as problem:
         problems.append(problem)
-    except (ValueError, OSError) as error:
+    except ValueError as error:
         problems.append(_PathError(("listen", "key_file"), str(error)))
     else:
         listener = RemoteListener(listen.host, listen.port, public, secret)

@@ -375,14 +375,14 @@ def test_key_pair_mix_ups_are_named(tmp_path: Path) -> None:
     assert load(tmp_path, WITH_REMOTE + "listen: {port: 7100, key_file: referee.key}\n").listen
     found = errors(tmp_path, WITH_REMOTE + "listen: {port: 7100, key_file: referee.key.pub}\n")
     assert found == [
-        "config.yaml:5: listen.key_file: 'referee.key.pub' is a public key; give the secret "
-        "key file (without .pub)"
+        f"config.yaml:5: listen.key_file: {tmp_path}/referee.key.pub is a public key; give "
+        "the secret key file (without .pub)"
     ]
     (tmp_path / "referee.key.pub").write_text(generate_keys()[0] + "\n", encoding="ascii")
     found = errors(tmp_path, WITH_REMOTE + "listen: {port: 7100, key_file: referee.key}\n")
     assert found == [
-        "config.yaml:5: listen.key_file: the secret key does not match referee.key.pub next "
-        "to it: the remote bots would be given the wrong public key"
+        f"config.yaml:5: listen.key_file: the secret key in {tmp_path}/referee.key does not "
+        "match referee.key.pub next to it: remote bots would be given the wrong public key"
     ]
 
 

@@ -493,12 +493,13 @@ def test_each_worker_and_its_bots_get_a_cpu_of_their_own(tmp_path: Path, affinit
     allowed = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))
     if not affinity:
         assert all(cpus == {allowed} for cpus in by_worker.values()), by_worker
-        assert "CPU of their own" not in notes
+        assert "of their own" not in notes
+        assert "not pinned" not in notes
         return
     groups = worker_cpus(2)
     assert groups is not None
     texts = [",".join(str(cpu) for cpu in group) for group in groups]
-    assert f"keep to CPUs of their own: {groups[0][0]}" in notes
+    assert f"keep to CPUs of their own: {' | '.join(map(cpus_text, groups))}" in notes
     # Every bot of a worker keeps to that worker's CPUs, and no two workers share one.
     assert all(len(reported) == 1 for reported in by_worker.values()), by_worker
     chosen = [next(iter(reported)) for reported in by_worker.values()]
