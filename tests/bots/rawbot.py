@@ -5,11 +5,12 @@ purpose. It answers every decision with the first legal action unless told other
 
 KIND is one of: crash, sleep, garbage, huge, wrong_id, illegal, wrong_token, no_hello,
 wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
-slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields. The fault
+slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields, no_ready. The fault
 happens at the N-th decision request (default 1) or at the handshake for handshake faults;
-the last three whenever their message comes: ignore_shutdown stays after ``shutdown``,
-ignore_unknown_type does not answer a message of unknown type, and strict_fields answers
-a ``decide`` holding a field the protocol does not define with an ``error``.
+the last four whenever their message comes: ignore_shutdown stays after ``shutdown``,
+ignore_unknown_type does not answer a message of unknown type, strict_fields answers
+a ``decide`` holding a field the protocol does not define with an ``error``, and no_ready
+never answers ``match_start``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def main() -> int:
         if kind in ("reject", "shutdown"):
             return 0 if kind == "shutdown" else 2
         if kind == "match_start":
-            send({"type": "ready", "reply_to": message["id"]})
+            if fault != "no_ready":
+                send({"type": "ready", "reply_to": message["id"]})
         elif kind == "ping":
             if fault == "slow_pong":
                 time.sleep(0.3)

@@ -26,10 +26,15 @@ from tournaments.cli import app
 
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
 SLOW_ONCE_BOT = Path(__file__).resolve().parents[1] / "bots" / "slow_once_bot.py"
+RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 
 
 def remote_bot(
-    endpoint: str, server_key: str, keys: tuple[str, str], program: Path = RANDOM_BOT
+    endpoint: str,
+    server_key: str,
+    keys: tuple[str, str],
+    program: Path = RANDOM_BOT,
+    *arguments: str,
 ) -> subprocess.Popen[bytes]:
     """Start a bot (the bundled random bot by default) as a remote bot would run: by itself,
     with Curve keys."""
@@ -42,7 +47,7 @@ def remote_bot(
         AEGIS_SECRET_KEY=keys[1],
     )
     return subprocess.Popen(
-        [sys.executable, str(program)],
+        [sys.executable, str(program), *arguments],
         env=environment,
         stderr=subprocess.DEVNULL,
     )
@@ -175,6 +180,41 @@ def test_a_remote_bot_that_times_out_keeps_its_connection(referee_keys: tuple[st
             runner.close()
             try:
                 assert process.wait(10) == 0  # the shutdown at the end does reach it
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(5)
+
+
+def test_a_void_match_does_not_end_a_remote_bot(referee_keys: tuple[str, str]) -> None:
+    """Both bots fail before the first game (a void match): the started one is stopped, the
+    remote one keeps its connection and plays the next match."""
+    public, secret = referee_keys
+    keys = generate_keys()
+    listener = RemoteListener("127.0.0.1", 0, public, secret)
+    control = TimeControl(decision_ms=1000, warmup_ms=500)
+    with MatchRunner(time_control=control, remote=listener, remote_connect_s=10.0) as runner:
+        endpoint = runner.server.remote_endpoint
+        assert endpoint is not None
+        process = remote_bot(
+            endpoint, public, keys, SLOW_ONCE_BOT, "--sleep", "0", "--sleep-at-start", "1.5"
+        )
+        try:
+            spec = BotSpec("far", (), curve_public_key=keys[0])
+            mute = BotSpec("mute", (sys.executable, str(RAWBOT), "--fault", "no_ready"))
+            void = runner.play([spec, mute], seed=1)
+            assert void.void
+            assert {fault.bot for fault in void.faults} == {"far", "mute"}
+            time.sleep(1.5)  # its late ready comes, and is discarded
+            assert process.poll() is None, "the referee ended the remote bot"
+            played = runner.play([spec, resolve_bot("first")], seed=2)
+            assert played.faults == []
+            assert played.match is not None
+            assert played.match.result is not None
+        finally:
+            runner.close()
+            try:
+                assert process.wait(10) == 0
             finally:
                 if process.poll() is None:
                     process.kill()
