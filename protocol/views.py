@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from referee.actions import PLAYS, Action, Play
+from referee.actions import PLAY_TEXTS, Action, Play
 from referee.game import ExchangeChoices, Observation, Phase, Trick
 
 __all__ = ["EventTracker", "decision_kind", "legal_to_wire", "observation_to_wire"]
@@ -100,11 +100,8 @@ def legal_to_wire(legal: Sequence[Action]) -> list[str]:
     if isinstance(legal, ExchangeChoices):
         return legal.texts()
     if legal and type(legal[0]) is Play:  # the common case, without a call per action
-        return [_PLAY_TEXTS[action.card.index] for action in legal]  # type: ignore[union-attr]
+        return [PLAY_TEXTS[action.card.index] for action in legal]  # type: ignore[union-attr]
     return [str(action) for action in legal]
-
-
-_PLAY_TEXTS = tuple(str(action) for action in PLAYS)
 
 
 class EventTracker:

@@ -18,6 +18,7 @@ from referee.errors import ActionParseError, CardParseError
 __all__ = [
     "PASS",
     "PLAYS",
+    "PLAY_TEXTS",
     "STOP",
     "Action",
     "Bid",
@@ -111,7 +112,9 @@ _BIDS = {tricks: Bid(tricks) for tricks in range(1, 6)}
 PLAYS = tuple(Play(card) for card in DECK)
 
 
-_PLAY_BY_TEXT = {str(action): action for action in PLAYS}
+#: The text of each play action, by canonical card index (``"play 10H"``).
+PLAY_TEXTS = tuple(str(action) for action in PLAYS)
+_PLAY_BY_TEXT = dict(zip(PLAY_TEXTS, PLAYS, strict=True))
 
 
 def bid(tricks: int) -> Bid:

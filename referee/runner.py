@@ -175,14 +175,13 @@ class MatchRunner:
                 if session.connected and self._remote_is_there(session):
                     return session
                 self.server.forget(session)
-                fresh = self._start_session(spec)
-                pool[index] = fresh
-                return fresh
-            healthy = session.connected and not session.exited() and session.pending_fault is None
-            if healthy and self._answers_ping(session):
-                return session
-            self.server.stop_bot(session, "restart", grace=0.2)
-            if not spec.is_remote:  # a remote bot is awaited again, not restarted
+            else:
+                healthy = (
+                    session.connected and not session.exited() and session.pending_fault is None
+                )
+                if healthy and self._answers_ping(session):
+                    return session
+                self.server.stop_bot(session, "restart", grace=0.2)
                 counters["restarts"] += 1
             fresh = self._start_session(spec)
             pool[index] = fresh

@@ -257,17 +257,14 @@ class BotServer:
         if session.connected:
             with contextlib.suppress(_SendError):
                 self._send(session, {"type": "shutdown", "reason": reason})
-        session.closed = True
-        if session.identity is not None:
-            table = self._by_remote_identity if session.remote else self._by_identity
-            table.pop(session.identity, None)
-        self._awaiting.pop(session.token, None)
+        self.forget(session)
         if session.process is not None:
             session.process.stop(grace)
 
     def forget(self, session: BotSession) -> None:
-        """Drop a session without a word to its peer: a remote bot whose connection is gone
-        (it may dial in again when :meth:`expect_remote` admits its key anew)."""
+        """Drop a session without a word to its peer (its process, if any, is left alone): a
+        remote bot whose connection is gone may dial in again when :meth:`expect_remote`
+        admits its key anew."""
         session.closed = True
         if session.identity is not None:
             table = self._by_remote_identity if session.remote else self._by_identity

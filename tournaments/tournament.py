@@ -177,20 +177,21 @@ def cpus_text(cpus: Sequence[int]) -> str:
     return ",".join(str(cpu) for cpu in cpus)
 
 
-def make_executor(concurrency: int, *, affinity: bool = False) -> ProcessPoolExecutor:
+def make_executor(
+    concurrency: int, *, cpu_groups: Sequence[tuple[int, ...]] | None = None
+) -> ProcessPoolExecutor:
     """The default executor: ``concurrency`` worker processes, started fresh (spawn: no
     inherited threads or sockets), each keeping its own bots alive across matches.
 
-    With ``affinity``, each worker and the bots it starts keep to a group of CPUs of their
-    own (:func:`worker_cpus`): matches side by side never compete for a CPU, and with one CPU
-    per worker the hand-offs between referee and bots never wait for another CPU to wake up.
+    With ``cpu_groups`` (:func:`worker_cpus`), each worker and the bots it starts keep to a
+    group of CPUs of their own: matches side by side never compete for a CPU, and with one
+    CPU per worker the hand-offs between referee and bots never wait for another CPU to wake.
     """
     context = _WorkerContext()
-    groups = worker_cpus(concurrency) if affinity else None
     slots = None
-    if groups is not None:
+    if cpu_groups is not None:
         slots = context.Queue()
-        for group in groups:
+        for group in cpu_groups:
             slots.put(group)  # each worker takes one as it starts
     return ProcessPoolExecutor(
         max_workers=concurrency, mp_context=context, initializer=init_worker, initargs=(slots,)
@@ -377,9 +378,9 @@ def _open_coordinator(
             drain_on_stop=True,
             batch_size=setup.executor.batch_size,
         )
-    pool = make_executor(setup.concurrency, affinity=setup.executor.affinity)
+    groups = worker_cpus(setup.concurrency) if setup.executor.affinity else None
+    pool = make_executor(setup.concurrency, cpu_groups=groups)
     if setup.executor.affinity:
-        groups = worker_cpus(setup.concurrency)
         display.note(
             f"Each worker and its bots keep to CPUs of their own: "
             f"{' | '.join(cpus_text(group) for group in groups)}"
