@@ -23,7 +23,7 @@ from typing import Any, Literal
 from protocol.codec import MAX_MESSAGE_BYTES, encode
 from protocol.messages import ANY_MESSAGE
 from protocol.version import PROTOCOL_VERSION
-from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
+from protocol.views import EventTracker
 from referee.actions import STOP, Action, Exchange
 from referee.game import (
     GameState,
@@ -38,6 +38,7 @@ from referee.game import (
 from referee.game import observation as observe
 from referee.match import draw_first_master, finish_game, new_match, start_game
 from referee.options import RulesOptions
+from referee.runner import TimeControl, decide_message, match_end_message, match_start_message
 from referee.selfplay import Policy
 
 __all__ = [
@@ -73,7 +74,7 @@ EXAMPLE_SEED = 14
 #: others are long).
 HEX_SHOWN = frozenset({"hello", "welcome", "match_start", "ready", "act"})
 REFEREE_NAME = "aegis-ref 0.1.0"
-TIME_CONTROL: dict[str, int | None] = {"decision_ms": 1000, "bank_ms": 30000, "warmup_ms": 5000}
+TIME_CONTROL = TimeControl(decision_ms=1000, bank_ms=30000, warmup_ms=5000)
 HEARTBEAT_MS = 10000
 _WIDTH = 96  # of the JSON and hex shown in SPEC.md
 
@@ -144,6 +145,11 @@ def conversation(
         talk.messages.append(Sent(sender, message))
         return ids[sender]
 
+    def send_from_referee(built: dict[str, Any]) -> int:
+        """Send a message the referee's own builders made (``referee.runner``)."""
+        fields = dict(built)
+        return send("referee", fields.pop("type"), **fields)
+
     hello = send(
         "bot",
         "hello",
@@ -162,14 +168,8 @@ def conversation(
         heartbeat_ms=HEARTBEAT_MS,
         max_message_bytes=MAX_MESSAGE_BYTES,
     )
-    start = send(
-        "referee",
-        "match_start",
-        match_id=match_id,
-        seat=int(seat),
-        opponent=names[seat.other],
-        rules=options.to_dict(),
-        time_control=dict(TIME_CONTROL),
+    start = send_from_referee(
+        match_start_message(match_id, seat, names[seat.other], options, TIME_CONTROL)
     )
     send("bot", "ready", reply_to=start)
 
@@ -185,36 +185,18 @@ def conversation(
             action = policies[mover](seen, legal)
             if mover == seat:
                 tracker.observe(seen)
-                decide = send(
-                    "referee",
-                    "decide",
-                    match_id=match_id,
-                    decision=decision_kind(seen),
-                    events=tracker.take(),
-                    observation=observation_to_wire(seen),
-                    legal=legal_to_wire(legal),
-                    deadline_ms=TIME_CONTROL["decision_ms"],
-                    bank_ms=TIME_CONTROL["bank_ms"],
+                decide = send_from_referee(
+                    decide_message(
+                        match_id, seen, legal, tracker.take(), TIME_CONTROL, TIME_CONTROL.bank_ms
+                    )
                 )
                 talk.states[decide] = state
                 send("bot", "act", reply_to=decide, action=str(action))
             state = apply(state, mover, action)
         tracker.observe(observe(state, seat))
         match = finish_game(match, state)
-    result = match.result
-    send(
-        "referee",
-        "match_end",
-        match_id=match_id,
-        events=tracker.take(),
-        result={
-            "winner": int(result.winner),
-            "termination": result.termination.value,
-            "scores": list(result.scores),
-            "games": result.games,
-            "forfeit": None,
-        },
-    )
+    assert match.result is not None
+    send_from_referee(match_end_message(match_id, tracker.take(), match.result, None))
     return talk
 
 

@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
+from protocol.views import EventTracker
 from referee.actions import parse_action
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.cards import DECK, Card, parse_card
@@ -59,7 +59,7 @@ from referee.faults import Fault, FaultKind
 from referee.game import GameState, Seat, apply, legal_actions, new_game, observation, shuffled_deck
 from referee.match import draw_first_master, finish_game, new_match, start_game
 from referee.options import RulesOptions
-from referee.runner import TimeControl
+from referee.runner import TimeControl, decide_message, match_start_message
 from referee.selfplay import RandomPolicy, derive_seed
 from referee.server import BotServer, BotSession
 
@@ -381,12 +381,7 @@ class _Checker:
     ) -> str | None:
         """Send ``match_start``; None once the bot is ready, else the problem."""
         message = {
-            "type": "match_start",
-            "match_id": match_id,
-            "seat": int(seat),
-            "opponent": OPPONENT_NAME,
-            "rules": options.to_dict(),
-            "time_control": self.clock.to_json(),
+            **match_start_message(match_id, seat, OPPONENT_NAME, options, self.clock),
             **(extra or {}),
         }
         outcome = self.server.request(
@@ -454,22 +449,14 @@ class _Checker:
         seen = observation(state, seat)
         tracker = EventTracker()
         tracker.observe(seen)
-        events = tracker.take()
-        wire = observation_to_wire(seen)
+        decide = decide_message(
+            match_id, seen, legal_actions(state), tracker.take(), self.clock, None
+        )
         if extra:
-            wire[UNKNOWN_FIELD] = [1, "two", None]
-            events = [{**event, UNKNOWN_FIELD: {"nested": True}} for event in events]
-        decide: dict[str, Any] = {
-            "type": "decide",
-            "match_id": match_id,
-            "decision": decision_kind(seen),
-            "events": events,
-            "observation": wire,
-            "legal": legal_to_wire(legal_actions(state)),
-            "deadline_ms": self.settings.decision_ms,
-            "bank_ms": None,
-        }
-        if extra:
+            decide["observation"][UNKNOWN_FIELD] = [1, "two", None]
+            decide["events"] = [
+                {**event, UNKNOWN_FIELD: {"nested": True}} for event in decide["events"]
+            ]
             decide[UNKNOWN_FIELD] = "ignore me"
             decide["x_checker_number"] = 7
         decision_ms = self.settings.decision_ms
@@ -868,16 +855,9 @@ def _play_match(checker: _Checker, number: int) -> tuple[int, int, float] | str:
                 f" + warmup_ms {settings.warmup_ms} for a match's first decision" if first else ""
             )
             first = False
-            message = {
-                "type": "decide",
-                "match_id": match_id,
-                "decision": decision_kind(seen),
-                "events": tracker.take(),
-                "observation": observation_to_wire(seen),
-                "legal": legal_to_wire(legal_actions(game)),
-                "deadline_ms": settings.decision_ms,
-                "bank_ms": None,
-            }
+            message = decide_message(
+                match_id, seen, legal_actions(game), tracker.take(), checker.clock, None
+            )
             answer = checker.ask(game, message, allowance, allowance)
             decisions += 1
             if answer.state is None:
