@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +24,7 @@ __all__ = [
     "BotSpec",
     "ResourceLimits",
     "kill_by_token",
+    "kill_until_gone",
     "processes_with_environment",
 ]
 
@@ -85,6 +86,31 @@ def processes_with_environment(variable: str, value: str) -> list[int]:
             if state != b"Z":
                 found.append(int(entry.name))
     return found
+
+
+def kill_until_gone(
+    find: Callable[[], list[int]], *, settle: float, limit: float, interval: float
+) -> set[int]:
+    """SIGKILL every process ``find`` returns, and its process group, over and over until
+    ``find`` has returned none for ``settle`` seconds (one may be forking meanwhile) or
+    ``limit`` seconds have passed; return the pids signalled. A process killed between fork
+    and ``setsid`` leads no group yet, hence the plain kill too."""
+    killed: set[int] = set()
+    started = last_seen = time.monotonic()
+    while time.monotonic() - started < limit:
+        found = find()
+        for pid in found:
+            for kill in (os.killpg, os.kill):
+                with contextlib.suppress(OSError):
+                    kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        now = time.monotonic()
+        if found:
+            last_seen = now
+        elif now - last_seen >= settle:
+            break
+        time.sleep(interval)
+    return killed
 
 
 def kill_by_token(token: str) -> int:

@@ -20,9 +20,8 @@ import contextlib
 import os
 import signal
 import sys
-import time
 
-from referee.bots import processes_with_environment
+from referee.bots import kill_until_gone, processes_with_environment
 
 __all__ = ["MARKER_VARIABLE", "kill_marked", "main", "marked_processes"]
 
@@ -37,25 +36,13 @@ def marked_processes(marker: str) -> list[int]:
 
 def kill_marked(marker: str, settle: float = 0.3, limit: float = 10.0) -> int:
     """SIGKILL every marked process and its process group until none has been seen for
-    ``settle`` seconds (a bot may be forking meanwhile); return how many were signalled."""
-    killed: set[int] = set()
-    started = last_seen = time.monotonic()
-    while time.monotonic() - started < limit:
-        found = marked_processes(marker)
-        for pid in found:
-            # A bot leads its own process group (its pid is the group's id): the group takes
-            # its children that dropped the marker from their environment.
-            for kill in (os.killpg, os.kill):
-                with contextlib.suppress(OSError):
-                    kill(pid, signal.SIGKILL)
-            killed.add(pid)
-        now = time.monotonic()
-        if found:
-            last_seen = now
-        elif now - last_seen >= settle:
-            break
-        time.sleep(0.05)
-    return len(killed)
+    ``settle`` seconds (a bot may be forking meanwhile); return how many were signalled. A
+    bot leads its own process group: the group takes its children that dropped the marker
+    from their environment."""
+    found = kill_until_gone(
+        lambda: marked_processes(marker), settle=settle, limit=limit, interval=0.05
+    )
+    return len(found)
 
 
 def main(argv: list[str]) -> int:

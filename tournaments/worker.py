@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee.bots import BotSpec
+from referee.bots import BotSpec, kill_until_gone
 from referee.options import RulesOptions
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
@@ -268,21 +268,8 @@ def _live_children() -> list[int]:
 
 def _kill_children(settle: float = 0.3, limit: float = 5.0) -> None:
     """SIGKILL every child (the bots) and its process group, until none has been seen for
-    ``settle`` seconds: the main thread may be starting a bot meanwhile. A child killed
-    between fork and ``setsid`` has no group of its own yet, hence the plain kill too."""
-    started = last_seen = time.monotonic()
-    while time.monotonic() - started < limit:
-        children = _live_children()
-        for pid in children:
-            for kill in (os.killpg, os.kill):
-                with contextlib.suppress(OSError):
-                    kill(pid, signal.SIGKILL)
-        now = time.monotonic()
-        if children:
-            last_seen = now
-        elif now - last_seen >= settle:
-            return
-        time.sleep(0.02)
+    ``settle`` seconds: the main thread may be starting a bot meanwhile."""
+    kill_until_gone(_live_children, settle=settle, limit=limit, interval=0.02)
 
 
 def _watch_coordinator(parent_sentinel: int | None, parent_pid: int) -> None:
