@@ -24,24 +24,11 @@ from tests.protocol.sdk_support import (
     bot_process,
     kill_if_alive,
     play_match,
-    short_tmpdir,
     wait_gone,
 )
 
 RANDOM_BOT = "protocol.examples.random_bot"
 FIRST_LEGAL_BOT = "protocol.examples.first_legal"
-
-
-@pytest.fixture
-def directory() -> Iterator[Path]:
-    with short_tmpdir() as path:
-        yield path
-
-
-@pytest.fixture
-def referee(directory: Path) -> Iterator[ScriptedReferee]:
-    with ScriptedReferee(f"ipc://{directory}/referee") as scripted:
-        yield scripted
 
 
 @pytest.fixture

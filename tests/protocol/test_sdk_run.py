@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from protocol.sdk import (
     Decision,
     run,
 )
-from tests.protocol.sdk_support import BOT_TIMEOUT, ScriptedReferee, short_tmpdir
+from tests.protocol.sdk_support import BOT_TIMEOUT, ScriptedReferee
 
 
 class FirstLegal(Bot):
@@ -62,18 +62,6 @@ class Running:
         assert not self._thread.is_alive(), "run() did not return"
         assert self.code is not None
         return self.code
-
-
-@pytest.fixture
-def directory() -> Iterator[Path]:
-    with short_tmpdir() as path:
-        yield path
-
-
-@pytest.fixture
-def referee(directory: Path) -> Iterator[ScriptedReferee]:
-    with ScriptedReferee(f"ipc://{directory}/referee") as scripted:
-        yield scripted
 
 
 @pytest.fixture(autouse=True)
