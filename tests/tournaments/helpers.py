@@ -104,3 +104,21 @@ def winners(database: Path) -> dict[str, str | None]:
         return dict(connection.execute("SELECT match_id, winner FROM results").fetchall())
     finally:
         connection.close()
+
+
+def assert_stored_exactly_once(output: Path, total: int) -> list[str]:
+    """Every scheduled match of the store in ``output`` stored once, with its record file;
+    return the stored match ids."""
+    connection = sqlite3.connect(f"{(output / 'results.sqlite').as_uri()}?mode=ro", uri=True)
+    try:
+        ids = [match_id for (match_id,) in connection.execute("SELECT match_id FROM results")]
+        scheduled = {
+            match_id for (match_id,) in connection.execute("SELECT match_id FROM schedule")
+        }
+    finally:
+        connection.close()
+    assert len(ids) == len(set(ids)) == total
+    assert set(ids) == scheduled
+    records = sorted(path.name for path in (output / "records").iterdir())
+    assert records == sorted(f"match-{match_id}.jsonl" for match_id in ids)
+    return ids

@@ -27,6 +27,7 @@ import pytest
 from referee.records import verify_lines
 from tests.tournaments.helpers import (
     AEGIS_REF,
+    assert_stored_exactly_once,
     run_cli,
     stored_count,
     wait_no_processes,
@@ -181,19 +182,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
 
 def _check_store(output: Path) -> None:
     """Every scheduled match stored once, with its record, which replays."""
-    connection = sqlite3.connect(f"{(output / 'results.sqlite').as_uri()}?mode=ro", uri=True)
-    try:
-        ids = [match_id for (match_id,) in connection.execute("SELECT match_id FROM results")]
-        scheduled = {
-            match_id for (match_id,) in connection.execute("SELECT match_id FROM schedule")
-        }
-    finally:
-        connection.close()
-    assert len(ids) == len(set(ids)) == TOTAL
-    assert set(ids) == scheduled
-    records = sorted(path.name for path in (output / "records").iterdir())
-    assert records == sorted(f"match-{match_id}.jsonl" for match_id in ids)
-    for name in records:
+    for match_id in assert_stored_exactly_once(output, TOTAL):
+        name = f"match-{match_id}.jsonl"
         with (output / "records" / name).open("rb") as stream:
             assert verify_lines(enumerate(stream, 1)).ok, name
 

@@ -27,6 +27,7 @@ from referee.server import generate_keys
 from tests.tournaments.helpers import (
     AEGIS_REF,
     RAWBOT,
+    assert_stored_exactly_once,
     rawbot_entry,
     run_cli,
     stored_count,
@@ -223,18 +224,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert resumed.returncode == 0, resumed.stderr
     assert f"Resuming in {output}: {stored} of 180 matches already stored" in resumed.stdout
     assert wait_no_processes(marker, timeout=2) == []
-    connection = sqlite3.connect(database)
-    try:
-        ids = [match_id for (match_id,) in connection.execute("SELECT match_id FROM results")]
-        scheduled = {
-            match_id for (match_id,) in connection.execute("SELECT match_id FROM schedule")
-        }
-    finally:
-        connection.close()
-    assert len(ids) == len(set(ids)) == 180
-    assert set(ids) == scheduled
-    records = sorted(path.name for path in (output / "records").iterdir())
-    assert records == sorted(f"match-{match_id}.jsonl" for match_id in ids)
+    assert_stored_exactly_once(output, 180)
 
     straight = tmp_path / "straight"
     clean = run_cli("tournament", str(config), "--output", str(straight), "--quiet", cwd=tmp_path)
