@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +33,7 @@ from referee.conformance import (
     Status,
     check_bot,
 )
+from tests.protocol.sdk_support import wait_gone
 from tournaments.cli import app
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
@@ -55,20 +55,6 @@ def statuses(report: CheckReport, status: Status) -> set[str]:
 def reason(report: CheckReport, name: str) -> str:
     """The reason given for one item."""
     return next(item.reason for item in report.items if item.name == name)
-
-
-def _is_gone(pid: int, timeout: float = 3.0) -> bool:
-    """True once ``pid`` no longer runs (a zombie counts as gone)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_the_checklist_covers_the_issue_in_order() -> None:
@@ -156,8 +142,8 @@ def test_a_descendant_that_escapes_the_process_group_is_found_then_killed(
     assert statuses(report, Status.FAIL) == {"no_leftovers"}
     found = re.search(r"\(pid (\d+): \S*python", reason(report, "no_leftovers"))
     assert found is not None, reason(report, "no_leftovers")
-    assert _is_gone(int(found.group(1)))
-    assert _is_gone(int(pidfile.read_text()))
+    assert wait_gone(int(found.group(1)), 3.0)
+    assert wait_gone(int(pidfile.read_text()), 3.0)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from referee.bots import BotSpec
 from referee.faults import FaultKind
 from referee.match import Termination
 from referee.runner import MatchRunner, TimeControl
+from tests.protocol.sdk_support import wait_gone
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 FAST = TimeControl(decision_ms=400, warmup_ms=3000)
@@ -35,20 +36,6 @@ def runner(tmp_path: Path) -> Iterator[MatchRunner]:
     """A runner with short deadlines, closed (bots stopped) after the test."""
     with MatchRunner(time_control=FAST, log_dir=tmp_path / "logs") as match_runner:
         yield match_runner
-
-
-def _gone(pid: int, timeout: float = 5.0) -> bool:
-    """True once ``pid`` no longer exists (or is a zombie about to be reaped)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_full_match_between_two_bots(runner: MatchRunner) -> None:
@@ -178,7 +165,7 @@ def test_faulty_bot_that_survives_is_restarted_too(runner: MatchRunner) -> None:
     pid = runner._sessions["cheat"][0].process.pid  # type: ignore[union-attr]
     runner.play([cheat, rawbot("good")], seed=2)
     assert runner._sessions["cheat"][0].process.pid != pid  # type: ignore[union-attr]
-    assert _gone(pid)
+    assert wait_gone(pid, 5.0)
 
 
 @pytest.mark.parametrize("fault", ["child_ignores_term", "child_escapes"])
@@ -190,9 +177,9 @@ def test_no_process_left_behind(tmp_path: Path, fault: str) -> None:
         bot_pid = match_runner._sessions["parent"][0].process.pid  # type: ignore[union-attr]
         assert report.faults == []
         child = int(pidfile.read_text())
-        assert not _gone(child, timeout=0.1)
-    assert _gone(bot_pid)
-    assert _gone(child)
+        assert not wait_gone(child, 0.1)
+    assert wait_gone(bot_pid, 5.0)
+    assert wait_gone(child, 5.0)
 
 
 def test_private_directory_removed() -> None:
