@@ -16,6 +16,7 @@ from referee.game import ExchangeChoices, Observation, Phase, Trick
 __all__ = ["EventTracker", "decision_kind", "legal_to_wire", "observation_to_wire"]
 
 _DECISIONS = {Phase.EXCHANGE: "exchange", Phase.BIDDING: "bid", Phase.PLAY: "play"}
+_PLAY = Phase.PLAY
 
 
 def decision_kind(seen: Observation) -> str:
@@ -177,6 +178,33 @@ class EventTracker:
 
 def _events_between(last: Observation | None, seen: Observation) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
+    # Once play has begun, every exchange, bid and pass has been told: only plays remain.
+    if last is None or last.phase is not _PLAY:
+        _events_before_play(last, seen, events)
+    _play_events(last, seen, events)
+    result = seen.result
+    if result is not None and (last is None or last.result is None):
+        events.append(
+            {
+                "event": "game_end",
+                "game": seen.game_number,
+                "attacker": int(result.attacker),
+                "bid": result.bid,
+                "tricks_won": list(result.tricks),
+                "points": list(result.points),
+                "scores": [seen.scores[0] + result.points[0], seen.scores[1] + result.points[1]],
+                "promise": result.promise,
+                "conquest": result.conquest,
+                "save": result.save,
+            }
+        )
+    return events
+
+
+def _events_before_play(
+    last: Observation | None, seen: Observation, events: list[dict[str, Any]]
+) -> None:
+    """The exchanges, the stop, the bids and the pass since ``last``."""
     master, slave = int(seen.master), int(seen.master.other)
     old_rounds = () if last is None else last.exchange_rounds
     # The engine carries the same tuple forward while no exchange happens.
@@ -199,6 +227,10 @@ def _events_between(last: Observation | None, seen: Observation) -> list[dict[st
         events.append({"event": "bid", "seat": slave, "tricks": seen.slave_bid})
     if seen.slave_passed and not (last is not None and last.slave_passed):
         events.append({"event": "pass", "seat": slave})
+
+
+def _play_events(last: Observation | None, seen: Observation, events: list[dict[str, Any]]) -> None:
+    """The plays (and finished tricks) since ``last``."""
     # The plays in order: lead and follow of each finished trick, then a lead in progress.
     done = 0 if last is None else 2 * len(last.tricks) + (last.lead is not None)
     tricks = seen.tricks
@@ -224,20 +256,3 @@ def _events_between(last: Observation | None, seen: Observation) -> list[dict[st
                 "winner": int(trick.winner),
             }
         )
-    result = seen.result
-    if result is not None and (last is None or last.result is None):
-        events.append(
-            {
-                "event": "game_end",
-                "game": seen.game_number,
-                "attacker": int(result.attacker),
-                "bid": result.bid,
-                "tricks_won": list(result.tricks),
-                "points": list(result.points),
-                "scores": [seen.scores[0] + result.points[0], seen.scores[1] + result.points[1]],
-                "promise": result.promise,
-                "conquest": result.conquest,
-                "save": result.save,
-            }
-        )
-    return events
