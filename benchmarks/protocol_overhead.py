@@ -13,11 +13,16 @@ every measurement alike:
 (c) the same as (b) with two uniform random bots written with the Python SDK: games/s.
 
 Reports the median decisions/s of (a), (s) and (b) over the rounds, the ratio (b)/(a) of the
-medians, and games/s of (c). ``--cpu N`` pins the benchmark and every process it starts to
-CPU N: the figures are then the CPU cost alone, without the latency of waking a process on
-another CPU.
+medians, and games/s of (c). Where the processes run changes every figure, so two options
+fix it, alike for (a), (s) and (b):
 
-    python benchmarks/protocol_overhead.py [--seconds 2] [--rounds 3] [--cpu N]
+- ``--cpu N`` pins the benchmark (the referee's end) and every process it starts to CPU N:
+  the figures are then the CPU cost alone, without the latency of waking a process on
+  another CPU;
+- ``--cpu N --bots-cpu M`` keeps the referee's end on CPU N and the peer of (a) and the bots
+  of (s) and (b) on CPU M: each side keeps its CPU (and its caches) to itself.
+
+    python benchmarks/protocol_overhead.py [--seconds 2] [--rounds 3] [--cpu N [--bots-cpu M]]
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ from referee.runner import MatchRunner, TimeControl
 
 _ECHO_PEER = textwrap.dedent(
     """
-    import sys, msgpack, zmq
+    import os, sys, msgpack, zmq
+    if len(sys.argv) > 2:
+        os.sched_setaffinity(0, {int(sys.argv[2])})
     context = zmq.Context()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
@@ -60,7 +67,9 @@ _ECHO_PEER = textwrap.dedent(
 
 _FIRST_LEGAL_BOT = textwrap.dedent(
     """
-    import os, msgpack, zmq
+    import os, sys, msgpack, zmq
+    if len(sys.argv) > 1:
+        os.sched_setaffinity(0, {int(sys.argv[1])})
     context = zmq.Context()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
@@ -123,7 +132,7 @@ def _play_request() -> dict[str, object]:
     }
 
 
-def raw_ping_pong(seconds: float) -> tuple[float, int]:
+def raw_ping_pong(seconds: float, peer_cpu: int | None) -> tuple[float, int]:
     """(a): round trips per second and the request size in bytes."""
     request = _play_request()
     size = len(msgpack.packb(request))
@@ -133,7 +142,8 @@ def raw_ping_pong(seconds: float) -> tuple[float, int]:
     router = context.socket(zmq.ROUTER)
     router.setsockopt(zmq.LINGER, 0)
     router.bind(endpoint)
-    peer = subprocess.Popen([sys.executable, "-c", _ECHO_PEER, endpoint])
+    pinned = [] if peer_cpu is None else [str(peer_cpu)]
+    peer = subprocess.Popen([sys.executable, "-c", _ECHO_PEER, endpoint, *pinned])
     try:
         identity, _hello = router.recv_multipart()
         count = 0
@@ -213,7 +223,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="per measurement and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cpu", type=int, default=None, help="pin everything to this CPU")
+    parser.add_argument(
+        "--bots-cpu", type=int, default=None, help="with --cpu: pin the bots to this CPU instead"
+    )
     arguments = parser.parse_args()
+    if arguments.bots_cpu is not None and arguments.cpu is None:
+        parser.error("--bots-cpu needs --cpu (the CPU of the referee's end)")
     if arguments.cpu is not None:
         os.sched_setaffinity(0, {arguments.cpu})  # inherited by every process started here
     raw: list[float] = []
@@ -223,17 +238,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="aegis-bench-") as scratch:
         bot = Path(scratch) / "first_legal.py"
         bot.write_text(_FIRST_LEGAL_BOT)
-        command = [sys.executable, str(bot)]
+        pinned = [] if arguments.bots_cpu is None else [str(arguments.bots_cpu)]
+        command = [sys.executable, str(bot), *pinned]
         for _ in range(arguments.rounds):
-            rate, size = raw_ping_pong(arguments.seconds)
+            rate, size = raw_ping_pong(arguments.seconds, arguments.bots_cpu)
             raw.append(rate)
             layer.append(socket_layer_rate(arguments.seconds, command))
             decisions, games = referee_rate(arguments.seconds, command)
             referee.append(decisions)
             referee_games.append(games)
     sdk = [sys.executable, "-m", "protocol.examples.random_bot"]
+    if arguments.bots_cpu is not None:
+        sdk = [
+            sys.executable,
+            "-c",
+            f"import os, runpy; os.sched_setaffinity(0, {{{arguments.bots_cpu}}}); "
+            "runpy.run_module('protocol.examples.random_bot', run_name='__main__')",
+        ]
     sdk_games = referee_rate(arguments.seconds, sdk)[1] if _has_sdk_bot() else float("nan")
-    where = "all on one CPU" if arguments.cpu is not None else f"{os.cpu_count()} CPUs"
+    where = f"{os.cpu_count()} CPUs, unpinned"
+    if arguments.bots_cpu is not None:
+        where = f"referee's end on CPU {arguments.cpu}, bots on CPU {arguments.bots_cpu}"
+    elif arguments.cpu is not None:
+        where = f"all on CPU {arguments.cpu}"
     print(
         f"python {platform.python_version()}, pyzmq {zmq.__version__}, "
         f"libzmq {zmq.zmq_version()}, {where}, ipc transport, "
