@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.actions import PLAY_TEXTS, Action, Play
-from referee.game import ExchangeChoices, Observation, Phase, Trick
+from referee.game import ExchangeChoices, ExchangeRound, Observation, Phase, Trick
 
 __all__ = ["EventTracker", "decision_kind", "legal_to_wire", "observation_to_wire"]
 
@@ -26,7 +26,9 @@ def decision_kind(seen: Observation) -> str:
 
 def observation_to_wire(seen: Observation) -> dict[str, Any]:
     """The ``observation`` map of a ``decide`` message."""
-    return _observation_map(seen, _game_fields(seen), _tricks_wire(seen.tricks))
+    return _observation_map(
+        seen, _game_fields(seen), _tricks_wire(seen.tricks), _rounds_wire(seen.exchange_rounds)
+    )
 
 
 # The fields of the observation map that stay the same for a seat through a game: game, seat,
@@ -58,8 +60,15 @@ def _tricks_wire(tricks: Sequence[Trick]) -> list[dict[str, Any]]:
     return [_trick_wire(trick) for trick in tricks]
 
 
+def _rounds_wire(rounds: Sequence[ExchangeRound]) -> list[dict[str, Any]]:
+    return [{"master": round_.master_count, "slave": round_.slave_count} for round_ in rounds]
+
+
 def _observation_map(
-    seen: Observation, fields: _GameFields, tricks: list[dict[str, Any]]
+    seen: Observation,
+    fields: _GameFields,
+    tricks: list[dict[str, Any]],
+    rounds: list[dict[str, Any]],
 ) -> dict[str, Any]:
     game, seat, role, master, key_card, trump, killers = fields
     lead = seen.lead
@@ -76,10 +85,7 @@ def _observation_map(
         "killers": list(killers),
         "phase": seen.phase._value_,
         "to_move": None if to_move is None else int(to_move),
-        "exchange_rounds": [
-            {"master": round_.master_count, "slave": round_.slave_count}
-            for round_ in seen.exchange_rounds
-        ],
+        "exchange_rounds": rounds,
         "exchange_stopped": seen.exchange_stopped,
         "master_exchange_count": seen.master_exchange_count,
         "stock_remaining": seen.stock_remaining,
@@ -113,7 +119,7 @@ class EventTracker:
     its only input is the seat's own observations, events can never leak hidden information.
     """
 
-    __slots__ = ("_fields", "_last", "_pending", "_trick_maps", "_tricks")
+    __slots__ = ("_fields", "_last", "_pending", "_round_maps", "_rounds", "_trick_maps", "_tricks")
 
     def __init__(self) -> None:
         self._last: Observation | None = None
@@ -122,6 +128,8 @@ class EventTracker:
         self._fields: _GameFields | None = None
         self._tricks: tuple[Trick, ...] = ()
         self._trick_maps: list[dict[str, Any]] = []
+        self._rounds: tuple[ExchangeRound, ...] = ()
+        self._round_maps: list[dict[str, Any]] = []
 
     def observe(self, seen: Observation) -> None:
         """Record the events between the previous observation and ``seen``."""
@@ -148,9 +156,10 @@ class EventTracker:
 
     def observation_map(self, seen: Observation) -> dict[str, Any]:
         """The same map as :func:`observation_to_wire`, built faster for a seat's successive
-        observations: the fields fixed for a game and the maps of finished tricks are built
-        once. Its lists are its own, but the trick maps inside are shared with later maps:
-        treat the result as read-only (it is meant to be packed and sent)."""
+        observations: the fields fixed for a game, the maps of finished tricks and those of
+        the exchange rounds are built once. Its lists are its own, but the maps inside them
+        are shared with later maps: treat the result as read-only (it is meant to be packed
+        and sent)."""
         fields = self._fields
         if (
             fields is None
@@ -173,7 +182,11 @@ class EventTracker:
             else:
                 self._trick_maps = _tricks_wire(tricks)
             self._tricks = tricks
-        return _observation_map(seen, fields, list(self._trick_maps))
+        rounds = seen.exchange_rounds
+        if rounds is not self._rounds:  # the engine keeps the tuple while no exchange happens
+            self._rounds = rounds
+            self._round_maps = _rounds_wire(rounds)
+        return _observation_map(seen, fields, list(self._trick_maps), list(self._round_maps))
 
 
 def _events_between(last: Observation | None, seen: Observation) -> list[dict[str, Any]]:
