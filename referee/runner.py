@@ -164,6 +164,10 @@ class MatchRunner:
         process if needed. A bot playing itself gets two processes."""
         pool = self._sessions.setdefault(spec.name, [])
         counters = self.counters.setdefault(spec.name, Counter())
+        # Read what came in since the last match: a stray message from a bot becomes its
+        # pending fault (so it is restarted, rather than forfeiting the match about to
+        # start), and a hello from a remote bot's new connection moves its session.
+        self.server.drain()
         for index, session in enumerate(pool):
             if session in taken:
                 continue
@@ -171,7 +175,6 @@ class MatchRunner:
                 # A remote bot cannot be restarted by us, and a shutdown would end it for
                 # good. Keep a connection that works, even if the bot was slow (forget the
                 # fault); await the bot again if its connection is gone.
-                self.server.drain()  # a hello from a new connection moves the session first
                 if session.connected and self._remote_is_there(session):
                     return session
                 self.server.forget(session)

@@ -5,12 +5,13 @@ purpose. It answers every decision with the first legal action unless told other
 
 KIND is one of: crash, sleep, garbage, huge, wrong_id, illegal, wrong_token, no_hello,
 wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
-slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields, no_ready. The fault
-happens at the N-th decision request (default 1) or at the handshake for handshake faults;
-the last four whenever their message comes: ignore_shutdown stays after ``shutdown``,
-ignore_unknown_type does not answer a message of unknown type, strict_fields answers
-a ``decide`` holding a field the protocol does not define with an ``error``, and no_ready
-never answers ``match_start``.
+slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields, no_ready, garbage_at_match_end.
+The fault happens at the N-th decision request (default 1) or at the handshake for handshake
+faults; the last five whenever their message comes: ignore_shutdown stays after
+``shutdown``, ignore_unknown_type does not answer a message of unknown type, strict_fields
+answers a ``decide`` holding a field the protocol does not define with an ``error``,
+no_ready never answers ``match_start``, and garbage_at_match_end answers ``match_end`` with
+bytes that are not msgpack (a stray message between matches).
 """
 
 from __future__ import annotations
@@ -157,6 +158,8 @@ def main() -> int:
                         sys.stderr.write(chunk)
                     sys.stderr.flush()
             send({"type": "act", "reply_to": message["id"], "action": action})
+        elif kind == "match_end" and fault == "garbage_at_match_end":
+            socket.send(b"\xc1\x00stray")
         elif kind in ("welcome", "match_end", "error") or fault == "ignore_unknown_type":
             pass
         else:

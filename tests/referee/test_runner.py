@@ -168,6 +168,21 @@ def test_faulty_bot_that_survives_is_restarted_too(runner: MatchRunner) -> None:
     assert wait_gone(pid, 5.0)
 
 
+def test_a_stray_message_between_matches_restarts_the_bot(runner: MatchRunner) -> None:
+    """A message a bot sends after its match ended is read before the next match: the bot is
+    restarted and plays that match, rather than forfeiting it at ``match_start``."""
+    stray = rawbot("stray", "--fault", "garbage_at_match_end")
+    first = runner.play([stray, rawbot("good")], seed=1)
+    assert first.forfeit_fault is None
+    pid = runner._sessions["stray"][0].process.pid  # type: ignore[union-attr]
+    time.sleep(0.3)  # the stray bytes are waiting by now
+    second = runner.play([stray, rawbot("good")], seed=2)
+    assert second.forfeit_fault is None, second.forfeit_fault
+    assert not second.faults
+    assert runner.counters["stray"]["restarts"] == 1
+    assert runner._sessions["stray"][0].process.pid != pid  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("fault", ["child_ignores_term", "child_escapes"])
 def test_no_process_left_behind(tmp_path: Path, fault: str) -> None:
     pidfile = tmp_path / "child.pid"
