@@ -7,6 +7,7 @@ This module and :mod:`referee.server` are the only ones that touch processes and
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import resource
 import signal
@@ -18,6 +19,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 __all__ = [
     "BotProcess",
@@ -215,6 +217,10 @@ class BotProcess:
         env.setdefault("AEGIS_PYTHON", sys.executable)
         read_end, write_end = os.pipe()
         limits = spec.limits
+        # Linux ties the parent-death signal to the thread that starts the child, so ask for
+        # it only from the main thread, whose end is the process's end. Bots started from
+        # other threads (a Dask worker's) are covered by tournaments/reaper.py instead.
+        parent = os.getpid() if threading.current_thread() is threading.main_thread() else None
         try:
             self._process = subprocess.Popen(  # the command is the organiser's, by design
                 list(spec.command),
@@ -224,7 +230,7 @@ class BotProcess:
                 stdout=write_end,
                 stderr=write_end,
                 start_new_session=True,  # its own process group: killpg reaches its children
-                preexec_fn=lambda: _apply_limits(limits),
+                preexec_fn=lambda: _prepare_child(limits, parent),
                 close_fds=True,
             )
         except OSError:
@@ -282,6 +288,28 @@ def _group_alive(group: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    try:
+        return cast("Callable[..., int]", ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+_prctl = _load_prctl()  # looked up here: the child between fork and exec should do little
+_PR_SET_PDEATHSIG = 1
+
+
+def _prepare_child(limits: ResourceLimits, parent: int | None) -> None:
+    """Runs in the child between fork and exec: the parent-death signal, then the limits."""
+    if parent is not None and _prctl is not None:
+        # A referee killed outright (SIGKILL, the out-of-memory killer) cannot stop its bots:
+        # the kernel does, so no bot outlives it blocked on a socket nobody reads.
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        if os.getppid() != parent:  # the referee died before the request took effect
+            os._exit(1)
+    _apply_limits(limits)
 
 
 def _apply_limits(limits: ResourceLimits) -> None:

@@ -5,7 +5,11 @@ The bots are ``tests/bots/rawbot.py``, which speaks the raw protocol and misbeha
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -195,6 +199,45 @@ def test_no_process_left_behind(tmp_path: Path, fault: str) -> None:
         assert not wait_gone(child, 0.1)
     assert wait_gone(bot_pid, 5.0)
     assert wait_gone(child, 5.0)
+
+
+def test_bots_die_with_a_referee_killed_outright(tmp_path: Path) -> None:
+    """A referee killed with SIGKILL cannot stop its bots; the kernel does (the parent-death
+    signal), so a raw bot blocked on its socket does not stay behind."""
+    script = tmp_path / "referee_script.py"
+    script.write_text(
+        "import sys, time\n"
+        "from referee.bots import BotSpec\n"
+        "from referee.server import BotServer\n"
+        "server = BotServer()\n"
+        f"session = server.start_bot(BotSpec('raw', (sys.executable, {str(RAWBOT)!r})))\n"
+        "assert server.handshake(session, 10.0) is None\n"
+        "print(session.process.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    referee = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        text=True,
+    )
+    bot_pid = None
+    try:
+        assert referee.stdout is not None
+        bot_pid = int(referee.stdout.readline())
+        assert not wait_gone(bot_pid, 0.3)  # the bot runs while its referee does
+        referee.kill()
+        referee.wait(10)
+        assert wait_gone(bot_pid, 5.0)
+    finally:
+        referee.kill()
+        referee.wait(10)
+        if referee.stdout is not None:
+            referee.stdout.close()
+        if bot_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(bot_pid, signal.SIGKILL)
 
 
 def test_private_directory_removed() -> None:
