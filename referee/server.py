@@ -49,9 +49,14 @@ _QUEUE_LIMIT = 64
 _SEND_QUEUE_LIMIT = 1000
 #: How long a send may wait for queue room before the peer counts as disconnected.
 _SEND_TIMEOUT_MS = 500
+#: Messages a bot may send between two requests to it: one answer, a late answer to a request
+#: that timed out, and plenty of margin. Beyond this it is flooding: the referee notes a fault
+#: and drops the rest unread, so its memory and time stay bounded.
+_UNASKED_LIMIT = 64
 _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
 _SNDMORE = int(zmq.SNDMORE)
+_NOBLOCK = int(zmq.NOBLOCK)
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
 
@@ -77,6 +82,8 @@ class BotSession:
     remote: bool = False
     #: When the bot last sent anything (monotonic seconds); idle bots are pinged.
     last_heard: float = 0.0
+    #: Messages received from the bot since the referee last sent it a request.
+    unasked: int = 0
 
     @property
     def name(self) -> str:
@@ -324,6 +331,7 @@ class BotServer:
             request_id = self._send(session, message)
         except _SendError as failure:
             return self._fault(session, FaultKind.DISCONNECT, str(failure))
+        session.unasked = 0
         deadline = started + timeout_s
         while True:
             while session.inbox:
@@ -465,6 +473,17 @@ class BotServer:
             self._stranger(identity, frames[1:], remote_user)
             return
         session.last_heard = time.monotonic()
+        session.unasked += 1
+        if session.unasked > _UNASKED_LIMIT:
+            if session.unasked == _UNASKED_LIMIT + 1:
+                self._note_fault(
+                    session,
+                    FaultKind.MALFORMED,
+                    f"flooding: more than {_UNASKED_LIMIT} messages since the referee last "
+                    "asked it anything",
+                )
+            session.counters["messages_dropped"] += 1
+            return
         if len(frames) != 2:
             self._note_fault(
                 session, FaultKind.MALFORMED, f"message of {len(frames) - 1} frames (must be 1)"
@@ -588,14 +607,17 @@ class BotServer:
             fields["supported_versions"] = list(self.supported_versions)
         message.update(fields)
         socket = self._remote_socket if remote and self._remote_socket else self._socket
-        with contextlib.suppress(zmq.ZMQError):
-            socket.send_multipart([identity, msgpack.packb(message)])
+        with contextlib.suppress(zmq.ZMQError):  # never wait for a stranger that does not read
+            socket.send(identity, _SNDMORE | _NOBLOCK)
+            socket.send(msgpack.packb(message), _NOBLOCK)
 
     def _take_id(self) -> int:
         self._next_id += 1
         return self._next_id
 
-    def _send(self, session: BotSession, message: dict[str, Any]) -> int:
+    def _send(self, session: BotSession, message: dict[str, Any], flags: int = 0) -> int:
+        """Send ``message`` in an envelope; return its id. ``flags`` zmq.NOBLOCK: fail at once
+        rather than wait up to the send timeout when the bot's queue is full."""
         if session.identity is None or session.closed:
             raise _SendError(f"{session.name} is not connected")
         session.next_id += 1
@@ -607,8 +629,8 @@ class BotServer:
         try:
             # Two sends rather than send_multipart, which spends more time on its enum flags
             # than ZeroMQ spends on the frames.
-            socket.send(session.identity, _SNDMORE)
-            socket.send(payload)
+            socket.send(session.identity, _SNDMORE | flags)
+            socket.send(payload, flags)
         except zmq.ZMQError as error:  # EHOSTUNREACH: the peer is gone; EAGAIN: not reading
             raise _SendError(f"cannot send to {session.name}: {error}") from None
         return message_id
@@ -619,9 +641,11 @@ class BotServer:
         reply_to = about.get("id") if about is not None else None
         if not isinstance(reply_to, int) or isinstance(reply_to, bool):
             reply_to = None
-        with contextlib.suppress(_SendError):
+        with contextlib.suppress(_SendError):  # a bot that does not read is not waited for
             self._send(
-                session, {"type": "error", "reply_to": reply_to, "code": code, "message": text}
+                session,
+                {"type": "error", "reply_to": reply_to, "code": code, "message": text},
+                _NOBLOCK,
             )
 
     def _note_fault(self, session: BotSession, kind: FaultKind, detail: str) -> None:

@@ -146,18 +146,22 @@ def main() -> int:
                         for s in "SHDC"
                     ]
                     action = "play " + next(c for c in everything if c not in hand)
-                if fault == "flood":
-                    for _ in range(5000):
-                        try:
-                            socket.send(b"\x81\xa4type\xa5flood", zmq.NOBLOCK)
-                        except zmq.Again:
-                            break
                 if fault == "stderr_spam":
                     chunk = "x" * 1023 + "\n"
                     for _ in range(5000):
                         sys.stderr.write(chunk)
                     sys.stderr.flush()
             send({"type": "act", "reply_to": message["id"], "action": action})
+            if decisions == at and fault == "flood":
+                # After its answer, thousands of valid messages nobody asked for (pongs that
+                # answer no ping), as many as ZeroMQ queues without waiting.
+                for _ in range(5000):
+                    next_id += 1
+                    flood = {"version": "1.0", "id": next_id, "type": "pong", "reply_to": 0}
+                    try:
+                        socket.send(msgpack.packb(flood), zmq.NOBLOCK)
+                    except zmq.Again:
+                        break
         elif kind == "match_end" and fault == "garbage_at_match_end":
             socket.send(b"\xc1\x00stray")
         elif kind in ("welcome", "match_end", "error") or fault == "ignore_unknown_type":

@@ -315,6 +315,63 @@ def test_random_bytes_from_strangers_do_not_disturb_a_match(runner: MatchRunner)
         assert report.match.result is not None
 
 
+def test_a_flooding_bot_forfeits_and_the_referee_keeps_little_of_its_flood(
+    runner: MatchRunner,
+) -> None:
+    """Thousands of valid messages nobody asked for: the referee notes a fault after 64 since
+    its last request to the bot and drops the rest unread, so its memory stays bounded; the
+    flooder forfeits, its opponent is unharmed."""
+    report = runner.play([rawbot("flooder", "--fault", "flood", "--at", "2"), rawbot("good")], 3)
+    fault = report.forfeit_fault
+    assert fault is not None
+    assert (fault.kind, fault.seat, fault.bot) == (FaultKind.MALFORMED, 0, "flooder")
+    assert "flooding: more than 64 messages" in fault.detail
+    assert report.winner == 1
+    assert [f.bot for f in report.faults] == ["flooder"]
+    session = runner._sessions["flooder"][0]
+    assert len(session.inbox) <= 64
+    assert session.counters["messages_dropped"] > 0
+
+
+def test_a_stranger_that_never_reads_cannot_stall_the_referee(runner: MatchRunner) -> None:
+    """Every hello with a wrong token is answered with a reject. A stranger that sends
+    thousands and reads none fills its queue; the referee then drops the rejects rather than
+    wait for room, so the bots of the match in progress keep their time."""
+    done = threading.Event()
+
+    def flood_hellos() -> None:
+        context = zmq.Context()
+        socket = context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.SNDTIMEO, 5000)
+        socket.connect(runner.server.endpoint)
+        hello = {"version": "1.0", "type": "hello", "versions": ["1.0"], "name": "x"}
+        try:
+            for number in range(8000):
+                socket.send(msgpack.packb({**hello, "id": number, "token": "guess"}))
+        except zmq.Again:
+            pass
+        finally:
+            socket.close(0)
+            context.term()
+            done.set()
+
+    thread = threading.Thread(target=flood_hellos)
+    thread.start()
+    reports = []
+    try:
+        seed = 1
+        while not done.is_set() and seed <= 200:
+            reports.append(runner.play([rawbot("alpha"), rawbot("beta")], seed=seed))
+            seed += 1
+    finally:
+        thread.join(30)
+    assert done.is_set()
+    assert runner.server.stray_messages > 4000  # most hellos were read and rejected
+    for report in reports:
+        assert report.faults == [], report.faults
+
+
 def test_late_reply_is_discarded(runner: MatchRunner) -> None:
     slow = rawbot("slow", "--fault", "slow_pong")
     runner.play([slow, rawbot("good")], seed=1)
