@@ -49,9 +49,9 @@ _QUEUE_LIMIT = 64
 _SEND_QUEUE_LIMIT = 1000
 #: How long a send may wait for queue room before the peer counts as disconnected.
 _SEND_TIMEOUT_MS = 500
-#: Messages a bot may send between two requests to it: one answer, a late answer to a request
-#: that timed out, and plenty of margin. Beyond this it is flooding: the referee notes a fault
-#: and drops the rest unread, so its memory and time stay bounded.
+#: Messages a bot may send between two requests to it besides its answers (a correct bot sends
+#: none). Beyond this it is flooding: the referee notes a fault and drops the rest undecoded,
+#: so its memory and time stay bounded.
 _UNASKED_LIMIT = 64
 _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
@@ -82,8 +82,10 @@ class BotSession:
     remote: bool = False
     #: When the bot last sent anything (monotonic seconds); idle bots are pinged.
     last_heard: float = 0.0
-    #: Messages received from the bot since the referee last sent it a request.
+    #: Messages received from the bot since the referee last sent it a request, answers aside.
     unasked: int = 0
+    #: Requests sent to the bot and not answered yet (their answers may still come, late).
+    owed: int = 0
 
     @property
     def name(self) -> str:
@@ -332,6 +334,7 @@ class BotServer:
         except _SendError as failure:
             return self._fault(session, FaultKind.DISCONNECT, str(failure))
         session.unasked = 0
+        session.owed += 1
         deadline = started + timeout_s
         while True:
             while session.inbox:
@@ -473,14 +476,14 @@ class BotServer:
             self._stranger(identity, frames[1:], remote_user)
             return
         session.last_heard = time.monotonic()
-        session.unasked += 1
+        session.unasked += 1  # taken back below if the message is an answer the bot owed
         if session.unasked > _UNASKED_LIMIT:
             if session.unasked == _UNASKED_LIMIT + 1:
                 self._note_fault(
                     session,
                     FaultKind.MALFORMED,
-                    f"flooding: more than {_UNASKED_LIMIT} messages since the referee last "
-                    "asked it anything",
+                    f"flooding: more than {_UNASKED_LIMIT} messages it was not asked for "
+                    "since the referee's last request",
                 )
             session.counters["messages_dropped"] += 1
             return
@@ -508,6 +511,11 @@ class BotServer:
             self._send_error(session, message, "unknown_type", f"unknown message type {kind!r}")
             session.counters["unknown_types"] += 1
             return
+        if session.owed and type(message.get("reply_to")) is int:
+            # An answer to a request, maybe one that timed out: a bot that was stuck may
+            # answer many at once when it recovers, and is not flooding.
+            session.owed -= 1
+            session.unasked -= 1
         session.inbox.append(message)
 
     def _stranger(self, identity: bytes, frames: list[bytes], remote_user: str | None) -> None:

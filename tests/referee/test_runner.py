@@ -22,11 +22,15 @@ import zmq
 
 from referee.bots import BotSpec
 from referee.faults import FaultKind
+from referee.game import Seat
 from referee.match import Termination
-from referee.runner import MatchRunner, TimeControl
+from referee.options import RulesOptions
+from referee.runner import MatchRunner, TimeControl, match_start_message
+from referee.server import BotServer, Reply
 from tests.protocol.sdk_support import wait_gone
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
+SLOW_ONCE_BOT = RAWBOT.with_name("slow_once_bot.py")
 FAST = TimeControl(decision_ms=400, warmup_ms=3000)
 
 
@@ -331,6 +335,29 @@ def test_a_flooding_bot_forfeits_and_the_referee_keeps_little_of_its_flood(
     session = runner._sessions["flooder"][0]
     assert len(session.inbox) <= 64
     assert session.counters["messages_dropped"] > 0
+
+
+def test_a_stuck_bot_answering_many_requests_at_once_is_not_flooding() -> None:
+    """Answers to requests that timed out are not counted as flooding: a bot stuck through
+    81 requests answers them all when it recovers, then answers the next request in time."""
+    stuck = BotSpec(
+        "stuck", (sys.executable, str(SLOW_ONCE_BOT), "--sleep", "0", "--sleep-at-start", "1.5")
+    )
+    with BotServer() as server:
+        session = server.start_bot(stuck)
+        try:
+            assert server.handshake(session, 10.0) is None
+            start = match_start_message("1", Seat.FIRST, "x", RulesOptions(), FAST)
+            assert not isinstance(server.request(session, start, "ready", 0.01), Reply)
+            for _ in range(80):  # while the bot sleeps in its match_start
+                assert not isinstance(server.request(session, {"type": "ping"}, "pong", 0), Reply)
+            outcome = server.request(session, {"type": "ping"}, "pong", 10.0)
+            assert isinstance(outcome, Reply), outcome
+            assert session.pending_fault is None
+            assert session.counters["late_replies"] == 81
+            assert session.counters["messages_dropped"] == 0
+        finally:
+            server.stop_bot(session)
 
 
 def test_a_stranger_that_never_reads_cannot_stall_the_referee(runner: MatchRunner) -> None:
