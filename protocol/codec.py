@@ -13,9 +13,10 @@ from pydantic import BaseModel, ValidationError
 
 from protocol.errors import ProtocolError
 from protocol.messages import ANY_MESSAGE, BOT_MESSAGE, REFEREE_MESSAGE
-from protocol.wire import MAX_MESSAGE_BYTES, decode_map
+from protocol.wire import BOT_MESSAGE_DEPTH, MAX_MESSAGE_BYTES, decode_map
 
 __all__ = [
+    "BOT_MESSAGE_DEPTH",
     "MAX_MESSAGE_BYTES",
     "decode",
     "decode_map",
@@ -59,7 +60,7 @@ def validate_bot_message(data: Mapping[str, Any]) -> Any:
 
 def parse_bot_message(payload: bytes) -> Any:
     """Decode and strictly validate a message a bot sent."""
-    return _validate(BOT_MESSAGE, decode_map(payload))
+    return _validate(BOT_MESSAGE, decode_map(payload, max_depth=BOT_MESSAGE_DEPTH))
 
 
 def parse_referee_message(payload: bytes) -> Any:

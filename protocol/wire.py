@@ -12,15 +12,24 @@ import msgpack
 
 from protocol.errors import ProtocolError
 
-__all__ = ["MAX_MESSAGE_BYTES", "decode_map"]
+__all__ = ["BOT_MESSAGE_DEPTH", "MAX_MESSAGE_BYTES", "decode_map"]
 
 #: Largest message either side may send. A decision request is usually under 1.5 KiB.
 MAX_MESSAGE_BYTES = 65_536
 _MAX_ITEMS = 4096  # no message has more entries in one array or map
+#: How deep a bot's message may nest maps and arrays (a ``hello`` needs 2): deeper values could
+#: exhaust the stack of any code that walks them, even just to print them in an error.
+BOT_MESSAGE_DEPTH = 16
+#: A message this short cannot nest deeply enough to matter: skip the walk.
+_SHALLOW_BYTES = 128
 
 
-def decode_map(payload: bytes) -> dict[str, Any]:
-    """Decode one message's bytes to a map with a string ``type``; raise ProtocolError."""
+def decode_map(payload: bytes, *, max_depth: int | None = None) -> dict[str, Any]:
+    """Decode one message's bytes to a map with a string ``type``; raise ProtocolError.
+
+    ``max_depth``: refuse maps and arrays nested deeper than this (the referee passes
+    :data:`BOT_MESSAGE_DEPTH` for what bots send).
+    """
     if not isinstance(payload, bytes | bytearray | memoryview):
         raise ProtocolError(f"a message must be bytes, got {type(payload).__name__}")
     if len(payload) > MAX_MESSAGE_BYTES:
@@ -40,7 +49,27 @@ def decode_map(payload: bytes) -> dict[str, Any]:
         raise ProtocolError(f"not a msgpack message: {type(error).__name__}: {error}") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"a message must be a msgpack map, got {type(data).__name__}")
+    if max_depth is not None and len(payload) > _SHALLOW_BYTES and _nests_deeper(data, max_depth):
+        raise ProtocolError(f"a message may nest maps and arrays at most {max_depth} deep")
     kind = data.get("type")
     if not isinstance(kind, str):
         raise ProtocolError(f"a message needs a string field 'type', got {kind!r}")
     return data
+
+
+def _nests_deeper(value: dict[str, Any], limit: int) -> bool:
+    """Whether maps and arrays nest deeper than ``limit`` in ``value`` (itself depth 1);
+    iterative, so that no depth can exhaust the stack here."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False

@@ -24,13 +24,14 @@ import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
 from protocol.codec import (
+    BOT_MESSAGE_DEPTH,
     MAX_MESSAGE_BYTES,
     decode_map,
     parse_bot_message,
     validate_bot_message,
 )
 from protocol.errors import ProtocolError
-from protocol.messages import Hello
+from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from referee.bots import BotProcess, BotSpec
 from referee.faults import Fault, FaultKind
@@ -53,6 +54,9 @@ _SEND_TIMEOUT_MS = 500
 #: none). Beyond this it is flooding: the referee notes a fault and drops the rest undecoded,
 #: so its memory and time stay bounded.
 _UNASKED_LIMIT = 64
+#: Largest message read from a peer that has not completed a handshake (a hello is far
+#: smaller); anything longer is dropped without being decoded.
+_STRANGER_MESSAGE_LIMIT = 4096
 _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
 _SNDMORE = int(zmq.SNDMORE)
@@ -501,7 +505,7 @@ class BotServer:
             )
             return
         try:
-            message = decode_map(payload)
+            message = decode_map(payload, max_depth=BOT_MESSAGE_DEPTH)
         except ProtocolError as error:
             self._send_error(session, None, "malformed", str(error))
             self._note_fault(session, FaultKind.MALFORMED, str(error))
@@ -521,7 +525,9 @@ class BotServer:
     def _stranger(self, identity: bytes, frames: list[bytes], remote_user: str | None) -> None:
         """A message from a peer that has not completed a handshake."""
         remote = remote_user is not None
-        if len(frames) != 1:
+        if len(frames) != 1 or len(frames[0]) > _STRANGER_MESSAGE_LIMIT:
+            # Dropped undecoded: a peer that has not even said hello gets no decoding time
+            # beyond what a hello needs (else any local process could slow every match).
             self.stray_messages += 1
             return
         try:
@@ -812,6 +818,10 @@ def _check_act(message: dict[str, Any]) -> None:
         or type(get("action")) is not str
     ):
         _explain_bad_act(message)
+    if not 0 <= message["id"] <= MAX_ID:
+        raise ProtocolError(
+            f"invalid 'act' message: id: must be 0 to {MAX_ID}, got {_shown(message['id'])}"
+        )
     if len(message["action"]) > 64:
         raise ProtocolError("invalid 'act' message: action: longer than 64 characters")
 
@@ -821,13 +831,19 @@ def _explain_bad_act(message: dict[str, Any]) -> None:
         value = message.get(name)
         if not isinstance(value, expected) or isinstance(value, bool):
             raise ProtocolError(
-                f"invalid 'act' message: {name}: expected {expected.__name__}, got {value!r}"
+                f"invalid 'act' message: {name}: expected {expected.__name__}, got {_shown(value)}"
             )
+
+
+def _shown(value: object) -> str:
+    """A bot's value as quoted in a fault's detail: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _looks_like_hello(payload: bytes) -> bool:
     with contextlib.suppress(ProtocolError):
-        return decode_map(payload).get("type") == "hello"
+        return decode_map(payload, max_depth=BOT_MESSAGE_DEPTH).get("type") == "hello"
     return False
 
 

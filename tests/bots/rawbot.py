@@ -3,7 +3,7 @@ purpose. It answers every decision with the first legal action unless told other
 
     rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE]
 
-KIND is one of: crash, sleep, garbage, huge, wrong_id, illegal, wrong_token, no_hello,
+KIND is one of: crash, sleep, garbage, huge, deep, wrong_id, illegal, wrong_token, no_hello,
 wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
 slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields, no_ready, garbage_at_match_end.
 The fault happens at the N-th decision request (default 1) or at the handshake for handshake
@@ -121,6 +121,12 @@ def main() -> int:
                     continue
                 if fault == "huge":
                     socket.send(b"\x00" * 200_000)
+                    continue
+                if fault == "deep":  # an action nested 1000 arrays deep, about 1 KB
+                    deep: object = "play AS"
+                    for _ in range(1000):
+                        deep = [deep]
+                    send({"type": "act", "reply_to": message["id"], "action": deep})
                     continue
                 if fault == "multi_frame":
                     socket.send_multipart([b"a", b"b"])

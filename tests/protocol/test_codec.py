@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from protocol.codec import (
+    BOT_MESSAGE_DEPTH,
     MAX_MESSAGE_BYTES,
     decode,
     decode_map,
@@ -359,3 +360,32 @@ def test_binary_and_extension_types_are_refused(payload: bytes) -> None:
 def test_invalid_utf8_is_refused() -> None:
     refuses(b"\x81\xa4type\xa4p\xffng")
     refuses(b"\x81\xa4ty\xc3\x28" + b"\xa4ping")
+
+
+def _lists(count: int) -> Any:
+    """``count`` arrays nested in one another around a string."""
+    value: Any = "x"
+    for _ in range(count):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("field", ["type", "action", "padding"])
+def test_a_bot_message_nested_too_deep_is_refused(field: str) -> None:
+    """Nesting is capped for bot messages: a 1000-deep value would overflow the stack of
+    anything that prints it (the error naming a bad ``type`` would)."""
+    message = {"type": "act", "id": 1, "reply_to": 0, "action": "play AS", field: _lists(1000)}
+    with pytest.raises(ProtocolError, match="nest maps and arrays at most 16 deep"):
+        parse_bot_message(msgpack.packb(message))
+    with pytest.raises(ProtocolError, match="nest maps and arrays at most 16 deep"):
+        decode_map(msgpack.packb(message), max_depth=BOT_MESSAGE_DEPTH)
+
+
+def test_nesting_up_to_the_cap_is_accepted() -> None:
+    """The message map is level 1, so a field may hold 15 nested arrays; the padding makes
+    the payload long enough to be walked."""
+    message = {"type": "pong", "id": 1, "reply_to": 0, "x": _lists(15), "pad": "p" * 200}
+    assert decode_map(msgpack.packb(message), max_depth=BOT_MESSAGE_DEPTH)["x"] == _lists(15)
+    message["x"] = _lists(16)
+    with pytest.raises(ProtocolError, match="at most 16 deep"):
+        decode_map(msgpack.packb(message), max_depth=BOT_MESSAGE_DEPTH)

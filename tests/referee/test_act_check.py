@@ -45,3 +45,17 @@ def test_a_missing_field_is_named() -> None:
 def test_an_overlong_action_is_refused() -> None:
     with pytest.raises(ProtocolError, match="longer than 64 characters"):
         _check_act(dict(GOOD, action="play " + "X" * 60))
+
+
+@pytest.mark.parametrize("value", [-1, 2**53, 2**64 - 1])
+def test_an_id_out_of_range_is_refused(value: int) -> None:
+    """Ids fit in 53 bits (SPEC section 2), as the Act model says."""
+    with pytest.raises(ProtocolError, match="id: must be 0 to 9007199254740991"):
+        _check_act(dict(GOOD, id=value))
+
+
+def test_a_long_value_is_quoted_short() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        _check_act(dict(GOOD, id="x" * 10_000))
+    assert len(str(caught.value)) < 200
+    assert str(caught.value).endswith("...")

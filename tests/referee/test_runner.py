@@ -95,6 +95,7 @@ def test_bot_process_is_reused_across_matches(runner: MatchRunner) -> None:
         ("sleep", FaultKind.TIMEOUT),
         ("garbage", FaultKind.MALFORMED),
         ("huge", FaultKind.MALFORMED),
+        ("deep", FaultKind.MALFORMED),  # repr of it would overflow the stack
         ("multi_frame", FaultKind.MALFORMED),
         ("wrong_id", FaultKind.WRONG_REPLY_ID),
         ("illegal", FaultKind.ILLEGAL_ACTION),
@@ -397,6 +398,30 @@ def test_a_stranger_that_never_reads_cannot_stall_the_referee(runner: MatchRunne
     assert runner.server.stray_messages > 4000  # most hellos were read and rejected
     for report in reports:
         assert report.faults == [], report.faults
+
+
+def test_a_stranger_gets_no_decoding_time_beyond_a_hellos_worth(runner: MatchRunner) -> None:
+    """A peer that has not said hello gets a reject for a hello with a wrong token, but a
+    message longer than any hello is dropped without being decoded (and without a reject)."""
+    context = zmq.Context()
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(runner.server.endpoint)
+    hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"], "name": "x"}
+    try:
+        before = runner.server.stray_messages
+        socket.send(msgpack.packb({**hello, "token": "guess", "padding": "x" * 5000}))
+        runner.server.drain(0.5)
+        assert runner.server.stray_messages == before + 1
+        assert not socket.poll(200)  # no reject for it
+        socket.send(msgpack.packb({**hello, "token": "guess"}))
+        runner.server.drain(0.5)
+        assert runner.server.stray_messages == before + 2
+        assert socket.poll(2000)
+        assert msgpack.unpackb(socket.recv())["type"] == "reject"
+    finally:
+        socket.close(0)
+        context.term()
 
 
 def test_late_reply_is_discarded(runner: MatchRunner) -> None:
