@@ -52,8 +52,8 @@ _SEND_QUEUE_LIMIT = 1000
 _SEND_TIMEOUT_MS = 500
 #: Messages a bot may send between two requests to it besides its answers (a correct bot sends
 #: none). Beyond this it is flooding: the referee notes a fault and drops the rest undecoded,
-#: so its memory and time stay bounded.
-_UNASKED_LIMIT = 64
+#: so its memory and time stay bounded (at most this many messages of up to 64 KiB are held).
+_UNASKED_LIMIT = 16
 #: Largest message read from a peer that has not completed a handshake (a hello is far
 #: smaller); anything longer is dropped without being decoded.
 _STRANGER_MESSAGE_LIMIT = 4096

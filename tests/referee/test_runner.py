@@ -323,18 +323,18 @@ def test_random_bytes_from_strangers_do_not_disturb_a_match(runner: MatchRunner)
 def test_a_flooding_bot_forfeits_and_the_referee_keeps_little_of_its_flood(
     runner: MatchRunner,
 ) -> None:
-    """Thousands of valid messages nobody asked for: the referee notes a fault after 64 since
+    """Thousands of valid messages nobody asked for: the referee notes a fault after 16 since
     its last request to the bot and drops the rest unread, so its memory stays bounded; the
     flooder forfeits, its opponent is unharmed."""
     report = runner.play([rawbot("flooder", "--fault", "flood", "--at", "2"), rawbot("good")], 3)
     fault = report.forfeit_fault
     assert fault is not None
     assert (fault.kind, fault.seat, fault.bot) == (FaultKind.MALFORMED, 0, "flooder")
-    assert "flooding: more than 64 messages" in fault.detail
+    assert "flooding: more than 16 messages" in fault.detail
     assert report.winner == 1
     assert [f.bot for f in report.faults] == ["flooder"]
     session = runner._sessions["flooder"][0]
-    assert len(session.inbox) <= 64
+    assert len(session.inbox) <= 16 + 1  # 16 unasked, and one taken for an answer it owed
     assert session.counters["messages_dropped"] > 0
 
 
