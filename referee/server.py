@@ -55,8 +55,8 @@ _SEND_TIMEOUT_MS = 500
 #: so its memory and time stay bounded (at most this many messages of up to 64 KiB are held).
 _UNASKED_LIMIT = 16
 #: Largest message read from a peer that has not completed a handshake (a hello is far
-#: smaller); anything longer is dropped without being decoded.
-_STRANGER_MESSAGE_LIMIT = 4096
+#: smaller), or from a bot that owes no answer; anything longer is not decoded.
+_UNASKED_MESSAGE_BYTES = 4096
 _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
 _SNDMORE = int(zmq.SNDMORE)
@@ -504,6 +504,16 @@ class BotServer:
                 f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}",
             )
             return
+        if not session.owed and len(payload) > _UNASKED_MESSAGE_BYTES:
+            # Nothing was asked of this bot, so this is no answer: refuse it undecoded, or a
+            # bot could spend the referee's time (charged to its opponent's clock) on junk.
+            self._note_fault(
+                session,
+                FaultKind.MALFORMED,
+                f"flooding: a message of {len(payload)} bytes it was not asked for",
+            )
+            session.counters["messages_dropped"] += 1
+            return
         try:
             message = decode_map(payload, max_depth=BOT_MESSAGE_DEPTH)
         except ProtocolError as error:
@@ -525,7 +535,7 @@ class BotServer:
     def _stranger(self, identity: bytes, frames: list[bytes], remote_user: str | None) -> None:
         """A message from a peer that has not completed a handshake."""
         remote = remote_user is not None
-        if len(frames) != 1 or len(frames[0]) > _STRANGER_MESSAGE_LIMIT:
+        if len(frames) != 1 or len(frames[0]) > _UNASKED_MESSAGE_BYTES:
             # Dropped undecoded: a peer that has not even said hello gets no decoding time
             # beyond what a hello needs (else any local process could slow every match).
             self.stray_messages += 1

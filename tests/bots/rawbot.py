@@ -5,13 +5,14 @@ purpose. It answers every decision with the first legal action unless told other
 
 KIND is one of: crash, sleep, garbage, huge, deep, wrong_id, illegal, wrong_token, no_hello,
 wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
-slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields, no_ready, garbage_at_match_end.
-The fault happens at the N-th decision request (default 1) or at the handshake for handshake
-faults; the last five whenever their message comes: ignore_shutdown stays after
-``shutdown``, ignore_unknown_type does not answer a message of unknown type, strict_fields
-answers a ``decide`` holding a field the protocol does not define with an ``error``,
-no_ready never answers ``match_start``, and garbage_at_match_end answers ``match_end`` with
-bytes that are not msgpack (a stray message between matches).
+slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields, no_ready, garbage_at_match_end,
+big_at_match_end. The fault happens at the N-th decision request (default 1) or at the
+handshake for handshake faults; the last six whenever their message comes: ignore_shutdown
+stays after ``shutdown``, ignore_unknown_type does not answer a message of unknown type,
+strict_fields answers a ``decide`` holding a field the protocol does not define with an
+``error``, no_ready never answers ``match_start``, garbage_at_match_end answers
+``match_end`` with bytes that are not msgpack (a stray message between matches), and
+big_at_match_end answers it with a valid 10 KB ``pong`` (a large one).
 """
 
 from __future__ import annotations
@@ -170,6 +171,8 @@ def main() -> int:
                         break
         elif kind == "match_end" and fault == "garbage_at_match_end":
             socket.send(b"\xc1\x00stray")
+        elif kind == "match_end" and fault == "big_at_match_end":
+            send({"type": "pong", "reply_to": message["id"], "padding": "x" * 10_000})
         elif kind in ("welcome", "match_end", "error") or fault == "ignore_unknown_type":
             pass
         else:

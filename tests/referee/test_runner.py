@@ -338,6 +338,21 @@ def test_a_flooding_bot_forfeits_and_the_referee_keeps_little_of_its_flood(
     assert session.counters["messages_dropped"] > 0
 
 
+def test_a_large_message_nobody_asked_for_is_refused_undecoded(runner: MatchRunner) -> None:
+    """A bot that owes no answer may not spend the referee's time: a 10 KB message sent after
+    its match ended is a fault at once, dropped without being decoded, and the bot is
+    restarted before its next match."""
+    big = rawbot("big", "--fault", "big_at_match_end")
+    runner.play([big, rawbot("good")], seed=1)
+    session = runner._sessions["big"][0]
+    time.sleep(0.3)  # the message is waiting by now
+    second = runner.play([big, rawbot("good")], seed=2)
+    assert second.forfeit_fault is None
+    assert session.counters["messages_dropped"] == 1
+    assert session.counters["malformed"] == 1
+    assert runner.counters["big"]["restarts"] == 1
+
+
 def test_a_stuck_bot_answering_many_requests_at_once_is_not_flooding() -> None:
     """Answers to requests that timed out are not counted as flooding: a bot stuck through
     81 requests answers them all when it recovers, then answers the next request in time."""
