@@ -50,7 +50,9 @@ def _validate(adapter: Any, data: Mapping[str, Any]) -> Any:
             f"{'.'.join(str(part) for part in item['loc']) or 'message'}: {item['msg']}"
             for item in error.errors(include_url=False)[:5]
         )
-        raise ProtocolError(f"invalid {data.get('type')!r} message: {problems}") from None
+        kind = repr(data.get("type"))
+        kind = kind if len(kind) <= 80 else f"{kind[:77]}..."  # a bot's type may be anything
+        raise ProtocolError(f"invalid {kind} message: {problems}") from None
 
 
 def validate_bot_message(data: Mapping[str, Any]) -> Any:

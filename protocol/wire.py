@@ -58,18 +58,16 @@ def decode_map(payload: bytes, *, max_depth: int | None = None) -> dict[str, Any
 
 
 def _nests_deeper(value: dict[str, Any], limit: int) -> bool:
-    """Whether maps and arrays nest deeper than ``limit`` in ``value`` (itself depth 1);
-    iterative, so that no depth can exhaust the stack here."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
+    """Whether maps and arrays nest deeper than ``limit`` in ``value`` (itself level 1); one
+    level at a time, so no depth can exhaust the stack here and each value is seen once."""
+    containers: list[Any] = [value]
+    depth = 1
+    while containers:
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        children: list[Any] = []
+        for container in containers:
+            children.extend(container.values() if type(container) is dict else container)
+        containers = [child for child in children if isinstance(child, dict | list)]
+        depth += 1
     return False

@@ -27,7 +27,6 @@ from protocol.codec import (
     BOT_MESSAGE_DEPTH,
     MAX_MESSAGE_BYTES,
     decode_map,
-    parse_bot_message,
     validate_bot_message,
 )
 from protocol.errors import ProtocolError
@@ -140,6 +139,8 @@ class BotServer:
         self._socket = self._router()
         self._socket.bind(self.endpoint)
         self._receive_timeout_ms = -1
+        #: The session a request is waiting for, if any: only it may send large messages.
+        self._asking: BotSession | None = None
         # One packer for every message: building one per message costs a third of packing.
         self._pack = msgpack.Packer(use_bin_type=True).pack
         self._by_identity: dict[bytes, BotSession] = {}
@@ -339,6 +340,20 @@ class BotServer:
             return self._fault(session, FaultKind.DISCONNECT, str(failure))
         session.unasked = 0
         session.owed += 1
+        self._asking = session
+        try:
+            return self._await_reply(session, request_id, reply_type, started, timeout_s)
+        finally:
+            self._asking = None
+
+    def _await_reply(
+        self,
+        session: BotSession,
+        request_id: int,
+        reply_type: str,
+        started: float,
+        timeout_s: float,
+    ) -> Reply | Fault:
         deadline = started + timeout_s
         while True:
             while session.inbox:
@@ -388,7 +403,7 @@ class BotServer:
                 return self._fault(
                     session,
                     FaultKind.BOT_ERROR,
-                    f"bot answered with error {reply.get('code')!r}: "
+                    f"bot answered with error {_shown(reply.get('code'))}: "
                     f"{str(reply.get('message'))[:300]}",
                 )
             session.counters["bot_errors_ignored"] += 1
@@ -396,13 +411,15 @@ class BotServer:
         if kind == "hello":
             return self._fault(session, FaultKind.MALFORMED, "a second hello on one connection")
         if not isinstance(reply_to, int) or isinstance(reply_to, bool):
-            return self._fault(session, FaultKind.MALFORMED, f"{kind} without an integer reply_to")
+            return self._fault(
+                session, FaultKind.MALFORMED, f"{_shown(kind)} without an integer reply_to"
+            )
         if reply_to == request_id:
             if kind != reply_type:
                 return self._fault(
                     session,
                     FaultKind.MALFORMED,
-                    f"answered request {request_id} with {kind!r}, expected {reply_type!r}",
+                    f"answered request {request_id} with {_shown(kind)}, expected {reply_type!r}",
                 )
             try:
                 if kind == "act":
@@ -504,9 +521,10 @@ class BotServer:
                 f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}",
             )
             return
-        if not session.owed and len(payload) > _UNASKED_MESSAGE_BYTES:
-            # Nothing was asked of this bot, so this is no answer: refuse it undecoded, or a
-            # bot could spend the referee's time (charged to its opponent's clock) on junk.
+        if session is not self._asking and len(payload) > _UNASKED_MESSAGE_BYTES:
+            # This bot is not being asked, so this is no answer it owes now: refuse it
+            # undecoded, or a bot could spend the referee's time, charged to the clock of
+            # the bot being asked, on junk (late answers are small).
             self._note_fault(
                 session,
                 FaultKind.MALFORMED,
@@ -540,11 +558,13 @@ class BotServer:
             # beyond what a hello needs (else any local process could slow every match).
             self.stray_messages += 1
             return
+        data: dict[str, Any] | None = None
         try:
-            message = parse_bot_message(frames[0])
+            data = decode_map(frames[0], max_depth=BOT_MESSAGE_DEPTH)
+            message = validate_bot_message(data)
         except ProtocolError as error:
             self.stray_messages += 1
-            if _looks_like_hello(frames[0]):
+            if data is not None and data.get("type") == "hello":
                 self._reply_stranger(
                     identity, remote, "reject", code="malformed", reason=str(error)
                 )
@@ -849,12 +869,6 @@ def _shown(value: object) -> str:
     """A bot's value as quoted in a fault's detail: its repr, cut short."""
     text = repr(value)
     return text if len(text) <= 80 else f"{text[:77]}..."
-
-
-def _looks_like_hello(payload: bytes) -> bool:
-    with contextlib.suppress(ProtocolError):
-        return decode_map(payload, max_depth=BOT_MESSAGE_DEPTH).get("type") == "hello"
-    return False
 
 
 def _safe_name(name: str) -> str:

@@ -353,6 +353,43 @@ def test_a_large_message_nobody_asked_for_is_refused_undecoded(runner: MatchRunn
     assert runner.counters["big"]["restarts"] == 1
 
 
+def test_owing_an_answer_does_not_license_large_messages_out_of_turn(tmp_path: Path) -> None:
+    """A bot that let a request time out (a remote bot ignoring pings, say) still may not send
+    a large message while it is not being asked: it is a fault, dropped undecoded."""
+    script = tmp_path / "owing_bot.py"
+    script.write_text(
+        "import os, msgpack, zmq\n"
+        "socket = zmq.Context().socket(zmq.DEALER)\n"
+        "socket.setsockopt(zmq.LINGER, 0)\n"
+        "socket.connect(os.environ['AEGIS_ENDPOINT'])\n"
+        "socket.send(msgpack.packb({'version': '1.0', 'id': 1, 'type': 'hello', 'versions':"
+        " ['1.0'], 'name': 'owing', 'token': os.environ['AEGIS_TOKEN']}))\n"
+        "while True:\n"
+        "    message = msgpack.unpackb(socket.recv())\n"
+        "    if message['type'] == 'shutdown':\n"
+        "        break\n"
+        "    if message['type'] == 'match_end':  # answers nothing, but sends this\n"
+        "        socket.send(msgpack.packb({'version': '1.0', 'id': 2, 'type': 'pong',"
+        " 'reply_to': 2, 'padding': 'x' * 10000}))\n"
+    )
+    with BotServer() as server:
+        session = server.start_bot(BotSpec("owing", (sys.executable, str(script))))
+        try:
+            assert server.handshake(session, 10.0) is None
+            start = match_start_message("1", Seat.FIRST, "x", RulesOptions(), FAST)
+            assert not isinstance(server.request(session, start, "ready", 0.05), Reply)
+            assert session.owed == 1
+            server.notify(session, {"type": "match_end", "match_id": "1", "events": []})
+            deadline = time.monotonic() + 5
+            while session.pending_fault is None and time.monotonic() < deadline:
+                server.drain(0.05)
+            assert session.pending_fault is not None
+            assert "not asked for" in session.pending_fault.detail
+            assert session.counters["messages_dropped"] == 1
+        finally:
+            server.stop_bot(session)
+
+
 def test_a_stuck_bot_answering_many_requests_at_once_is_not_flooding() -> None:
     """Answers to requests that timed out are not counted as flooding: a bot stuck through
     81 requests answers them all when it recovers, then answers the next request in time."""
