@@ -11,7 +11,7 @@ from typing import Any
 import msgpack
 from pydantic import BaseModel, ValidationError
 
-from protocol.errors import ProtocolError
+from protocol.errors import ProtocolError, quoted
 from protocol.messages import ANY_MESSAGE, BOT_MESSAGE, REFEREE_MESSAGE
 from protocol.wire import BOT_MESSAGE_DEPTH, MAX_MESSAGE_BYTES, decode_map
 
@@ -50,9 +50,7 @@ def _validate(adapter: Any, data: Mapping[str, Any]) -> Any:
             f"{'.'.join(str(part) for part in item['loc']) or 'message'}: {item['msg']}"
             for item in error.errors(include_url=False)[:5]
         )
-        kind = repr(data.get("type"))
-        kind = kind if len(kind) <= 80 else f"{kind[:77]}..."  # a bot's type may be anything
-        raise ProtocolError(f"invalid {kind} message: {problems}") from None
+        raise ProtocolError(f"invalid {quoted(data.get('type'))} message: {problems}") from None
 
 
 def validate_bot_message(data: Mapping[str, Any]) -> Any:

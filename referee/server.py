@@ -29,7 +29,7 @@ from protocol.codec import (
     decode_map,
     validate_bot_message,
 )
-from protocol.errors import ProtocolError
+from protocol.errors import ProtocolError, quoted
 from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from referee.bots import BotProcess, BotSpec
@@ -403,7 +403,7 @@ class BotServer:
                 return self._fault(
                     session,
                     FaultKind.BOT_ERROR,
-                    f"bot answered with error {_shown(reply.get('code'))}: "
+                    f"bot answered with error {quoted(reply.get('code'))}: "
                     f"{str(reply.get('message'))[:300]}",
                 )
             session.counters["bot_errors_ignored"] += 1
@@ -412,14 +412,14 @@ class BotServer:
             return self._fault(session, FaultKind.MALFORMED, "a second hello on one connection")
         if not isinstance(reply_to, int) or isinstance(reply_to, bool):
             return self._fault(
-                session, FaultKind.MALFORMED, f"{_shown(kind)} without an integer reply_to"
+                session, FaultKind.MALFORMED, f"{quoted(kind)} without an integer reply_to"
             )
         if reply_to == request_id:
             if kind != reply_type:
                 return self._fault(
                     session,
                     FaultKind.MALFORMED,
-                    f"answered request {request_id} with {_shown(kind)}, expected {reply_type!r}",
+                    f"answered request {request_id} with {quoted(kind)}, expected {reply_type!r}",
                 )
             try:
                 if kind == "act":
@@ -850,7 +850,7 @@ def _check_act(message: dict[str, Any]) -> None:
         _explain_bad_act(message)
     if not 0 <= message["id"] <= MAX_ID:
         raise ProtocolError(
-            f"invalid 'act' message: id: must be 0 to {MAX_ID}, got {_shown(message['id'])}"
+            f"invalid 'act' message: id: must be 0 to {MAX_ID}, got {quoted(message['id'])}"
         )
     if len(message["action"]) > 64:
         raise ProtocolError("invalid 'act' message: action: longer than 64 characters")
@@ -861,14 +861,8 @@ def _explain_bad_act(message: dict[str, Any]) -> None:
         value = message.get(name)
         if not isinstance(value, expected) or isinstance(value, bool):
             raise ProtocolError(
-                f"invalid 'act' message: {name}: expected {expected.__name__}, got {_shown(value)}"
+                f"invalid 'act' message: {name}: expected {expected.__name__}, got {quoted(value)}"
             )
-
-
-def _shown(value: object) -> str:
-    """A bot's value as quoted in a fault's detail: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _safe_name(name: str) -> str:
