@@ -164,10 +164,6 @@ class MatchRunner:
         process if needed. A bot playing itself gets two processes."""
         pool = self._sessions.setdefault(spec.name, [])
         counters = self.counters.setdefault(spec.name, Counter())
-        # Read what came in since the last match: a stray message from a bot becomes its
-        # pending fault (so it is restarted, rather than forfeiting the match about to
-        # start), and a hello from a remote bot's new connection moves its session.
-        self.server.drain()
         for index, session in enumerate(pool):
             if session in taken:
                 continue
@@ -244,6 +240,10 @@ class MatchRunner:
         report = MatchReport(match_id, players, seed, None)
         for spec in specs:
             self.counters.setdefault(spec.name, Counter())["matches"] += 1
+        # Read what came in since the last match first: a stray message from a bot becomes
+        # its pending fault (so it is restarted, rather than forfeiting the match about to
+        # start), and a hello from a remote bot's new connection moves its session.
+        self.server.drain()
         sessions: list[BotSession] = []
         for spec in specs:
             sessions.append(self._session(spec, sessions))
