@@ -97,6 +97,41 @@ def stored_count(database: Path) -> int:
         connection.close()
 
 
+def start_tournament(
+    config: Path,
+    output: Path,
+    cwd: Path,
+    *arguments: str,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[str]:
+    """Start ``aegis-ref tournament CONFIG --output OUTPUT ARGUMENTS --quiet`` in the
+    background, in a process group of its own (as a shell runs a foreground job)."""
+    return subprocess.Popen(
+        [str(AEGIS_REF), "tournament", str(config), "--output", str(output), *arguments, "--quiet"],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        process_group=0,
+    )
+
+
+def wait_for_stored(
+    process: subprocess.Popen[str], database: Path, at_least: int = 1, timeout: float = 60
+) -> int:
+    """Wait until at least ``at_least`` matches are stored while the run still goes; return
+    the count."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        count = stored_count(database)
+        if count >= at_least:
+            return count
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.01)
+    raise AssertionError(f"fewer than {at_least} matches stored in {timeout} s")
+
+
 def winners(database: Path) -> dict[str, str | None]:
     """Each stored match's winner by match id."""
     connection = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)

@@ -26,10 +26,11 @@ import pytest
 
 from referee.records import verify_lines
 from tests.tournaments.helpers import (
-    AEGIS_REF,
     assert_stored_exactly_once,
     run_cli,
+    start_tournament,
     stored_count,
+    wait_for_stored,
     wait_no_processes,
     write_config,
 )
@@ -233,20 +234,9 @@ def test_a_killed_worker_s_match_is_played_again_and_stored_once(
     )
     output = folder / "killed"
     database = output / "results.sqlite"
-    process = subprocess.Popen(
-        [str(AEGIS_REF), "tournament", str(config), "--output", str(output), "--quiet"],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        process_group=0,
-    )
+    process = start_tournament(config, output, folder)
     try:
-        deadline = time.monotonic() + 60
-        while stored_count(database) < 10:
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "no 10 matches stored in time"
-            time.sleep(0.01)
+        wait_for_stored(process, database, 10)
         victim = int(sorted(_workers(output))[0].rsplit(":", 1)[1])
         os.kill(victim, signal.SIGKILL)
         stored_at_kill = stored_count(database)
@@ -316,22 +306,11 @@ def test_ctrl_c_with_a_local_cluster(tmp_path: Path) -> None:
     config, bots_marker = write_config(tmp_path, BOTS, matches_per_pair=100)
     marker = uuid.uuid4().hex  # carried by the coordinator, its helper, the workers, reapers
     output = tmp_path / "out"
-    arguments = ["tournament", str(config), "--output", str(output), "--local-cluster", "2"]
-    process = subprocess.Popen(
-        [str(AEGIS_REF), *arguments, "--quiet"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "AEGIS_TEST_MARKER": marker},
-        process_group=0,
-    )
+    cluster = ["--local-cluster", "2"]
+    environment = {**os.environ, "AEGIS_TEST_MARKER": marker}
+    process = start_tournament(config, output, tmp_path, *cluster, env=environment)
     try:
-        deadline = time.monotonic() + 60
-        while stored_count(output / "results.sqlite") < 5:
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "no 5 matches stored in time"
-            time.sleep(0.01)
+        wait_for_stored(process, output / "results.sqlite", 5)
         os.killpg(process.pid, signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:
@@ -345,7 +324,8 @@ def test_ctrl_c_with_a_local_cluster(tmp_path: Path) -> None:
     assert f"Interrupted: {stored} of 300 matches stored" in stderr
     assert wait_no_processes(marker, timeout=10) == []
     assert wait_no_processes(bots_marker, timeout=5) == []
-    resumed = run_cli(*arguments, "--quiet", cwd=tmp_path, timeout=120)
+    arguments = ["tournament", str(config), "--output", str(output), *cluster, "--quiet"]
+    resumed = run_cli(*arguments, cwd=tmp_path, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert stored_count(output / "results.sqlite") == 300
     assert wait_no_processes(bots_marker, timeout=5) == []

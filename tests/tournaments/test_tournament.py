@@ -25,12 +25,13 @@ from rich.console import Console
 from referee.records import verify_lines
 from referee.server import generate_keys
 from tests.tournaments.helpers import (
-    AEGIS_REF,
     RAWBOT,
     assert_stored_exactly_once,
     rawbot_entry,
     run_cli,
+    start_tournament,
     stored_count,
+    wait_for_stored,
     wait_no_processes,
     winners,
     write_config,
@@ -171,40 +172,15 @@ def test_cli_refuses_changed_rules_and_bad_configs(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def start(config: Path, output: Path, cwd: Path) -> subprocess.Popen[str]:
-    """Start ``aegis-ref tournament`` in the background, in a process group of its own (as
-    a shell runs a foreground job)."""
-    return subprocess.Popen(
-        [str(AEGIS_REF), "tournament", str(config), "--output", str(output), "--quiet"],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        process_group=0,
-    )
-
-
-def wait_for_some(process: subprocess.Popen[str], database: Path, timeout: float = 60) -> int:
-    """Wait until at least one match is stored (the run still going); return the count."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        count = stored_count(database)
-        if count:
-            return count
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.01)
-    raise AssertionError("no match stored in time")
-
-
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     config, marker = write_config(
         tmp_path, ["alpha", "beta", "gamma"], matches_per_pair=60, concurrency=2
     )
     output = tmp_path / "killed"
     database = output / "results.sqlite"
-    process = start(config, output, tmp_path)
+    process = start_tournament(config, output, tmp_path)
     try:
-        wait_for_some(process, database)
+        wait_for_stored(process, database)
         # The standings can be read while the run writes.
         connection = open_store(output, read_only=True)
         try:
@@ -242,9 +218,9 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     )
     output = tmp_path / "out"
     database = output / "results.sqlite"
-    process = start(config, output, tmp_path)
+    process = start_tournament(config, output, tmp_path)
     try:
-        wait_for_some(process, database)
+        wait_for_stored(process, database)
         # Ctrl-C in a terminal signals the whole foreground group: the coordinator and its
         # workers (the bots run in sessions of their own).
         os.killpg(process.pid, signal.SIGINT)
@@ -513,7 +489,7 @@ def test_ctrl_c_while_workers_start(tmp_path: Path) -> None:
     """Ctrl-C while the worker processes are still importing: no traceback from them."""
     config, marker = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=20, concurrency=2)
     output = tmp_path / "out"
-    process = start(config, output, tmp_path)
+    process = start_tournament(config, output, tmp_path)
     try:
         deadline = time.monotonic() + 30
         while not scheduled_count(output / "results.sqlite") and time.monotonic() < deadline:
