@@ -54,7 +54,7 @@ _SEND_TIMEOUT_MS = 500
 #: so its memory and time stay bounded (at most this many messages of up to 64 KiB are held).
 _UNASKED_LIMIT = 16
 #: Largest message read from a peer that has not completed a handshake (a hello is far
-#: smaller), or from a bot that owes no answer; anything longer is not decoded.
+#: smaller), or from a bot that is not being asked; anything longer is not decoded.
 _UNASKED_MESSAGE_BYTES = 4096
 _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
@@ -652,8 +652,7 @@ class BotServer:
         message.update(fields)
         socket = self._remote_socket if remote and self._remote_socket else self._socket
         with contextlib.suppress(zmq.ZMQError):  # never wait for a stranger that does not read
-            socket.send(identity, _SNDMORE | _NOBLOCK)
-            socket.send(msgpack.packb(message), _NOBLOCK)
+            _send_frames(socket, identity, self._pack(message), _NOBLOCK)
 
     def _take_id(self) -> int:
         self._next_id += 1
@@ -671,10 +670,7 @@ class BotServer:
         socket = self._remote_socket if session.remote and self._remote_socket else self._socket
         payload = self._pack(envelope)
         try:
-            # Two sends rather than send_multipart, which spends more time on its enum flags
-            # than ZeroMQ spends on the frames.
-            socket.send(session.identity, _SNDMORE | flags)
-            socket.send(payload, flags)
+            _send_frames(socket, session.identity, payload, flags)
         except zmq.ZMQError as error:  # EHOSTUNREACH: the peer is gone; EAGAIN: not reading
             raise _SendError(f"cannot send to {session.name}: {error}") from None
         return message_id
@@ -712,6 +708,13 @@ class BotServer:
 
 def _pending_fault(session: BotSession) -> Fault | None:
     return session.pending_fault
+
+
+def _send_frames(socket: zmq.Socket[bytes], identity: bytes, payload: bytes, flags: int) -> None:
+    """One message to the peer ``identity`` of a ROUTER socket. Two sends rather than
+    send_multipart, which spends more time on its enum flags than ZeroMQ on the frames."""
+    socket.send(identity, _SNDMORE | flags)
+    socket.send(payload, flags)
 
 
 def _receive(socket: zmq.Socket[bytes], flags: int) -> list[bytes]:
