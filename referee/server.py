@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import secrets
-import shutil
-import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -34,6 +32,7 @@ from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from referee.bots import BotProcess, BotSpec
 from referee.faults import Fault, FaultKind
+from referee.rundir import PrivateDirectory, remove_stale_directories
 
 __all__ = ["SERVER_NAME", "BotServer", "BotSession", "RemoteListener", "Reply", "generate_keys"]
 
@@ -133,11 +132,17 @@ class BotServer:
         #: conformance check offers others (to see a bot handle a version it cannot speak).
         self.supported_versions = tuple(supported_versions)
         self.log_dir = log_dir
-        self._dir = tempfile.mkdtemp(prefix="aegis-")
-        self.endpoint = f"ipc://{self._dir}/referee"
+        remove_stale_directories()  # those of referees killed before they could
+        self._dir = PrivateDirectory()
+        self.endpoint = f"ipc://{self._dir.path}/referee"
         self._context = zmq.Context()
-        self._socket = self._router()
-        self._socket.bind(self.endpoint)
+        try:
+            self._socket = self._router()
+            self._socket.bind(self.endpoint)
+        except BaseException:
+            self._context.destroy(linger=0)
+            self._dir.remove()
+            raise
         self._receive_timeout_ms = -1
         #: The session a request is waiting for, if any: only it may send large messages.
         self._asking: BotSession | None = None
@@ -305,7 +310,7 @@ class BotServer:
         if self._authenticator is not None:
             self._authenticator.stop()
         self._context.destroy(linger=0)  # closes any socket left behind by a failure
-        shutil.rmtree(self._dir, ignore_errors=True)
+        self._dir.remove()
 
     def __enter__(self) -> BotServer:
         return self

@@ -208,7 +208,8 @@ def test_no_process_left_behind(tmp_path: Path, fault: str) -> None:
 
 def test_bots_die_with_a_referee_killed_outright(tmp_path: Path) -> None:
     """A referee killed with SIGKILL cannot stop its bots; the kernel does (the parent-death
-    signal), so a raw bot blocked on its socket does not stay behind."""
+    signal), so a raw bot blocked on its socket does not stay behind. Nor can it remove its
+    private directory: the next referee to start does."""
     script = tmp_path / "referee_script.py"
     script.write_text(
         "import sys, time\n"
@@ -217,7 +218,7 @@ def test_bots_die_with_a_referee_killed_outright(tmp_path: Path) -> None:
         "server = BotServer()\n"
         f"session = server.start_bot(BotSpec('raw', (sys.executable, {str(RAWBOT)!r})))\n"
         "assert server.handshake(session, 10.0) is None\n"
-        "print(session.process.pid, flush=True)\n"
+        "print(session.process.pid, server.endpoint, flush=True)\n"
         "time.sleep(60)\n"
     )
     root = Path(__file__).resolve().parents[2]
@@ -230,11 +231,16 @@ def test_bots_die_with_a_referee_killed_outright(tmp_path: Path) -> None:
     bot_pid = None
     try:
         assert referee.stdout is not None
-        bot_pid = int(referee.stdout.readline())
+        pid_text, endpoint = referee.stdout.readline().split()
+        bot_pid = int(pid_text)
         assert not wait_gone(bot_pid, 0.3)  # the bot runs while its referee does
         referee.kill()
         referee.wait(10)
         assert wait_gone(bot_pid, 5.0)
+        directory = Path(endpoint.removeprefix("ipc://")).parent
+        assert directory.is_dir()
+        with BotServer():
+            assert not directory.exists()
     finally:
         referee.kill()
         referee.wait(10)
