@@ -261,9 +261,12 @@ def main() -> None:
         where = f"referee's end on CPU {arguments.cpu}, bots on CPU {arguments.bots_cpu}"
     elif arguments.cpu is not None:
         where = f"all on CPU {arguments.cpu}"
+    import protocol.views
+
+    build = "pure Python" if protocol.views.__file__.endswith(".py") else "compiled"
     print(
         f"python {platform.python_version()}, pyzmq {zmq.__version__}, "
-        f"libzmq {zmq.zmq_version()}, {where}, ipc transport, "
+        f"libzmq {zmq.zmq_version()}, protocol.views {build}, {where}, ipc transport, "
         f"medians of {arguments.rounds} rounds of {arguments.seconds:g} s"
     )
 

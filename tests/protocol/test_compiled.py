@@ -1,0 +1,85 @@
+"""The compiled build of the hot path (setup.py) behaves exactly as the pure-Python one.
+
+A regular install compiles ``protocol/views.py`` with mypyc; the development install, and so
+the rest of this suite, runs the pure-Python source. Here a copy of the project is built in
+place, then the same seeded games are run through both builds and compared, and the tests of
+the views and of real matches run again against the compiled module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.protocol.views_digest import digest, is_compiled
+
+ROOT = Path(__file__).resolve().parents[2]
+COPIED = ("referee", "protocol", "tests", "setup.py", "pyproject.toml")
+
+
+@pytest.fixture(scope="module")
+def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project with ``protocol/views.py`` compiled next to its source."""
+    if shutil.which(os.environ.get("CC", "cc")) is None:
+        pytest.skip("no C compiler: the install would fall back to pure Python")
+    tree = tmp_path_factory.mktemp("compiled")
+    for name in COPIED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(
+                source, tree / name, ignore=shutil.ignore_patterns("__pycache__", "*.so")
+            )
+        else:
+            shutil.copy2(source, tree / name)
+    build = subprocess.run(
+        [sys.executable, "setup.py", "build_ext", "--inplace"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert "failed" not in build.stderr, build.stderr[-3000:]
+    assert list((tree / "protocol").glob("views.*.so")), build.stdout[-3000:]
+    return tree
+
+
+def _run_in(tree: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *arguments],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_the_compiled_views_say_what_the_pure_ones_say(compiled_tree: Path) -> None:
+    assert not is_compiled()  # this suite runs the source
+    run = _run_in(compiled_tree, "-m", "tests.protocol.views_digest")
+    assert run.returncode == 0, run.stderr
+    outcome = json.loads(run.stdout)
+    assert outcome["compiled"] is True
+    assert outcome["digest"] == digest()
+
+
+def test_the_views_and_match_tests_pass_compiled(compiled_tree: Path, tmp_path: Path) -> None:
+    run = _run_in(
+        compiled_tree,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--basetemp={tmp_path / 'nested'}",
+        "tests/protocol/test_views.py",
+        "tests/referee/test_runner.py",
+    )
+    assert run.returncode == 0, run.stdout[-5000:]

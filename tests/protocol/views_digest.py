@@ -1,0 +1,69 @@
+"""A digest of everything ``protocol.views`` says over many seeded games, so that two builds of
+it (pure Python and compiled) can be compared by running this in each.
+
+    python -m tests.protocol.views_digest   # prints {"compiled": ..., "digest": ...}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+import msgpack
+
+import protocol.views
+from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
+from referee.game import Seat, apply, legal_actions, observation, shuffled_deck
+from referee.match import draw_first_master, finish_game, new_match, start_game
+from referee.options import RulesOptions
+
+SEATS = (Seat.FIRST, Seat.SECOND)
+MATCHES = 200
+
+
+def digest(matches: int = MATCHES) -> str:
+    """SHA-256 over every decision's kind, legal texts, observation map (both builders) and
+    events, and every game end's events, in random matches under several rule options."""
+    hasher = hashlib.sha256()
+    option_sets = [
+        RulesOptions(),
+        RulesOptions(target_score=10, max_exchange_rounds=1),
+        RulesOptions(promise_min_bid=4, cold_margin=5),
+    ]
+    for number in range(matches):
+        rng = random.Random(number)
+        match = new_match(option_sets[number % len(option_sets)], draw_first_master(rng))
+        trackers = [EventTracker(), EventTracker()]
+        while match.result is None:
+            game = start_game(match, shuffled_deck(rng))
+            while game.to_move is not None:
+                seat = game.to_move
+                seen = observation(game, seat)
+                tracker = trackers[seat]
+                tracker.observe(seen)
+                legal = legal_actions(game)
+                record: list[Any] = [
+                    decision_kind(seen),
+                    legal_to_wire(legal),
+                    observation_to_wire(seen),
+                    tracker.observation_map(seen),
+                    tracker.take(),
+                ]
+                hasher.update(msgpack.packb(record))
+                game = apply(game, seat, legal[rng.randrange(len(legal))])
+            for seat in SEATS:
+                trackers[seat].observe(observation(game, seat))
+                hasher.update(msgpack.packb(trackers[seat].take()))
+            match = finish_game(match, game)
+    return hasher.hexdigest()
+
+
+def is_compiled() -> bool:
+    """Whether ``protocol.views`` was loaded from a compiled extension module."""
+    return not str(protocol.views.__file__).endswith(".py")
+
+
+if __name__ == "__main__":
+    print(json.dumps({"compiled": is_compiled(), "digest": digest()}))
