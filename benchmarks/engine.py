@@ -41,7 +41,14 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
     rates = [games_per_second(arguments.games, seed) for seed in range(arguments.repeats)]
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores")
+    import referee.cards
+    import referee.game
+
+    compiled = not any(str(m.__file__).endswith(".py") for m in (referee.cards, referee.game))
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores, "
+        f"engine {'compiled' if compiled else 'pure Python'}"
+    )
     print(f"games per repeat: {arguments.games}, repeats: {arguments.repeats}")
     print("rates: " + ", ".join(f"{rate:,.0f}" for rate in rates))
     print(f"best: {max(rates):,.0f} games/s  median: {sorted(rates)[len(rates) // 2]:,.0f} games/s")

@@ -208,6 +208,17 @@ def socket_layer_rate(seconds: float, command: list[str]) -> float:
     return rate
 
 
+def hot_path_build() -> str:
+    """Whether the engine and the seat's view run compiled (a regular install, setup.py)."""
+    import protocol.views
+    import referee.cards
+    import referee.game
+
+    modules = (referee.cards, referee.game, protocol.views)
+    compiled = [not str(module.__file__).endswith(".py") for module in modules]
+    return "compiled" if all(compiled) else "partly compiled" if any(compiled) else "pure Python"
+
+
 def _has_sdk_bot() -> bool:
     import importlib.util
 
@@ -261,12 +272,9 @@ def main() -> None:
         where = f"referee's end on CPU {arguments.cpu}, bots on CPU {arguments.bots_cpu}"
     elif arguments.cpu is not None:
         where = f"all on CPU {arguments.cpu}"
-    import protocol.views
-
-    build = "pure Python" if protocol.views.__file__.endswith(".py") else "compiled"
     print(
         f"python {platform.python_version()}, pyzmq {zmq.__version__}, "
-        f"libzmq {zmq.zmq_version()}, protocol.views {build}, {where}, ipc transport, "
+        f"libzmq {zmq.zmq_version()}, hot path {hot_path_build()}, {where}, ipc transport, "
         f"medians of {arguments.rounds} rounds of {arguments.seconds:g} s"
     )
 

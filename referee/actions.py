@@ -193,7 +193,7 @@ def action_from_json(data: Mapping[str, Any]) -> Action:
                 raise ActionParseError(f"bid needs an integer 'tricks', got {tricks!r}")
             return bid(tricks)
         if kind == "play":
-            return play(parse_card(data.get("card")))  # type: ignore[arg-type]
+            return play(parse_card(data.get("card")))
     except CardParseError as error:
         raise ActionParseError(f"bad card in {kind} action: {error}") from None
     raise ActionParseError(f"unknown action {kind!r} (expected stop, pass, exchange, bid or play)")

@@ -146,7 +146,7 @@ _CODES: tuple[str, ...] = tuple(RANK_CODES[card.rank] + card.suit.letter for car
 _CARD_BY_CODE: dict[str, Card] = {code: card for code, card in zip(_CODES, DECK, strict=True)}
 
 
-def parse_card(code: str) -> Card:
+def parse_card(code: object) -> Card:
     """Return the card with this text code; raise :class:`CardParseError` if there is none.
 
     Parsing is exact: upper-case rank and suit letter, ``10`` for ten (``T`` is not accepted).

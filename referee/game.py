@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations, pairwise
 from operator import attrgetter
 from typing import NamedTuple, NoReturn, cast, overload
+
+from mypy_extensions import mypyc_attr
 
 from referee.actions import PASS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid, play
 from referee.actions import PLAYS as _PLAYS
@@ -123,6 +125,7 @@ class Turn(NamedTuple):
     drawn: tuple[Card, ...] = ()
 
 
+@mypyc_attr(native_class=False)  # built once a game; a Python class can be deep-copied
 @dataclass(frozen=True, slots=True)
 class GameResult:
     """How a finished game scored.
@@ -246,6 +249,7 @@ def shuffled_deck(rng: random.Random) -> tuple[Card, ...]:
     return _ShuffledDeck(sorted(DECK, key=lambda _card: draw()))
 
 
+@mypyc_attr(native_class=False)  # a compiled class cannot subclass tuple
 class _ShuffledDeck(tuple[Card, ...]):
     """A deck made by :func:`shuffled_deck`, so known to hold each card once: :func:`new_game`
     skips re-checking it, which would cost more than the shuffle."""
@@ -260,7 +264,7 @@ def _sorted_hand(cards: Sequence[Card]) -> tuple[Card, ...]:
     return tuple(sorted(cards, key=_card_index))
 
 
-def _checked_deck(cards: Sequence[Card]) -> tuple[Card, ...]:
+def _checked_deck(cards: Sequence[object]) -> tuple[Card, ...]:
     deck = tuple(cards)
     if set(map(id, deck)) != _CARD_IDS or len(deck) != len(DECK):
         # Cards are interned, so identity is equality and this also rejects non-cards.
@@ -269,30 +273,33 @@ def _checked_deck(cards: Sequence[Card]) -> tuple[Card, ...]:
             f"a deck must hold each of the 52 cards once; got {len(deck)} items, "
             f"{distinct} distinct cards"
         )
-    return deck
+    return cast(tuple[Card, ...], deck)
 
 
 def new_game(
     options: RulesOptions,
-    master: Seat,
-    deck: Sequence[Card],
+    master: Seat | int | object,
+    deck: Sequence[Card] | Sequence[object],
     *,
     game_number: int = 1,
     scores_before: tuple[int, int] = (0, 0),
 ) -> GameState:
-    """The state after the deal: ``deck`` must hold all 52 cards once, in dealing order."""
-    if type(deck) is not _ShuffledDeck:
-        deck = _checked_deck(deck)
-    if isinstance(cast(object, master), bool) or master not in _SEATS:
+    """The state after the deal: ``deck`` must hold all 52 cards once, in dealing order.
+
+    ``master`` may be a plain int; the broad annotations say that anything else is refused
+    with :class:`IllegalActionError` (and keep a compiled build from a ``TypeError``).
+    """
+    cards = cast(tuple[Card, ...], deck) if type(deck) is _ShuffledDeck else _checked_deck(deck)
+    if isinstance(master, bool) or master not in _SEATS:
         raise IllegalActionError(f"the master must be seat 0 or 1, got {master!r}")
-    master = _SEATS[master]
-    master_hand = _sorted_hand(deck[:HAND_SIZE])
-    slave_hand = _sorted_hand(deck[HAND_SIZE:KEY_CARD_POSITION])
+    master = _SEATS[cast(int, master)]
+    master_hand = _sorted_hand(cards[:HAND_SIZE])
+    slave_hand = _sorted_hand(cards[HAND_SIZE:KEY_CARD_POSITION])
     return GameState(
         options,
         game_number,
         master,
-        deck,
+        cards,
         (scores_before[0], scores_before[1]),
         (master_hand, slave_hand) if master == 0 else (slave_hand, master_hand),
         ((), ()),  # discards
@@ -432,37 +439,48 @@ def legal_actions(state: GameState) -> Sequence[Action]:
 # Applying actions
 
 
-def apply(state: GameState, seat: Seat, action: Action) -> GameState:
+def apply(state: GameState, seat: Seat | int | object, action: Action | object) -> GameState:
     """The state after ``seat`` takes ``action``.
 
     Raises :class:`IllegalActionError`, naming the action, the seat and the reason, if it is
-    not that seat's turn or the action is not legal; ``state`` is never changed.
+    not that seat's turn or the action is not legal; ``state`` is never changed. ``seat``
+    may be a plain int; any other value is not the seat to move, and an ``action`` that is
+    no action at all is illegal (the broad annotations say so, and keep a compiled build
+    from refusing such values with a ``TypeError``).
     """
-    if state.phase is _OVER:
+    mover = state.to_move
+    if mover is None:
         raise IllegalActionError(f"illegal {_describe(action)} for {_seat_text(seat)}: game over")
-    if seat != state.to_move:
+    if seat != mover:
         raise IllegalActionError(
             f"illegal {_describe(action)} for {_seat_text(seat)}: "
-            f"it is {_seat_text(state.to_move)}'s turn in the {state.phase.value} phase"
+            f"it is {_seat_text(mover)}'s turn in the {state.phase.value} phase"
         )
-    seat = _SEATS[seat]
     if state.phase is _PLAY:
         if isinstance(action, Play):
-            return _apply_play(state, seat, action.card)
+            return _apply_play(state, mover, _field_card(action))
     elif state.phase is _EXCHANGE:
         if isinstance(action, Exchange):
-            return _apply_exchange(state, seat, action)
+            return _apply_exchange(state, mover, action)
         if isinstance(action, Stop):
-            if seat != state.master:
-                _illegal(state, seat, action, "only the master may stop the exchange phase")
-            return _start_bidding(state, (*state.history, Turn(seat, action)))
+            if mover != state.master:
+                _illegal(state, mover, action, "only the master may stop the exchange phase")
+            return _start_bidding(state, (*state.history, Turn(mover, action)))
     elif isinstance(action, Bid):
-        return _apply_bid(state, seat, action.tricks)
+        return _apply_bid(state, mover, _field_tricks(action))
     elif isinstance(action, Pass):
         if state.master_bid is None:
-            _illegal(state, seat, action, "the master must bid, passing is not allowed")
-        return _start_play(state, None, (*state.history, Turn(seat, action)))
-    _illegal(state, seat, action, f"not an action of the {state.phase.value} phase")
+            _illegal(state, mover, action, "the master must bid, passing is not allowed")
+        return _start_play(state, None, (*state.history, Turn(mover, action)))
+    _illegal(state, mover, action, f"not an action of the {state.phase.value} phase")
+
+
+# A malformed action may hold anything in its field: it is read, and rebuilt for an error
+# message, untyped (a compiled build would refuse a value of the wrong type outright).
+_field_card: Callable[[Play], object] = attrgetter("card")
+_field_tricks: Callable[[Bid], object] = attrgetter("tricks")
+_any_play = cast(Callable[[object], Play], Play)
+_any_bid = cast(Callable[[object], Bid], Bid)
 
 
 def _seat_text(seat: object) -> str:
@@ -473,7 +491,7 @@ def _seat_text(seat: object) -> str:
 
 def _describe(action: object) -> str:
     if isinstance(action, Play):
-        return f"card '{action.card}'"
+        return f"card '{_field_card(action)}'"
     if isinstance(action, Stop | Exchange | Bid | Pass):
         return f"action '{action}'"
     return f"malformed action {action!r}"
@@ -570,10 +588,10 @@ def _start_bidding(state: GameState, history: tuple[Turn, ...]) -> GameState:
     )
 
 
-def _apply_bid(state: GameState, seat: Seat, tricks: int) -> GameState:
+def _apply_bid(state: GameState, seat: Seat, tricks: object) -> GameState:
     if isinstance(tricks, bool) or not isinstance(tricks, int):
         # Checked before bid(), which looks the value up and so fails on unhashable ones.
-        _illegal(state, seat, Bid(tricks), "a bid is a whole number of tricks")
+        _illegal(state, seat, _any_bid(tricks), "a bid is a whole number of tricks")
     action = bid(tricks)
     history = (*state.history, Turn(seat, action))
     if state.master_bid is None:
@@ -659,11 +677,12 @@ def trick_winner(lead: Card, follow: Card, trump: Suit, key_rank: int) -> bool:
     return lead.suit is trump and follow.rank == key_rank
 
 
-def _apply_play(state: GameState, seat: Seat, card: Card) -> GameState:
+def _apply_play(state: GameState, seat: Seat, played: object) -> GameState:
     hand = state.hands[seat]
-    if card not in hand:
+    if played not in hand:
         # Play(card), not play(card): the card may be any object from a malformed action.
-        _illegal(state, seat, Play(card), "not in hand")
+        _illegal(state, seat, _any_play(played), "not in hand")
+    card = played  # held, so a card
     lead = state.lead
     kept = tuple([held for held in hand if held is not card])
     hands = (kept, state.hands[1]) if seat == 0 else (state.hands[0], kept)
@@ -830,8 +849,8 @@ class Observation(NamedTuple):
     result: GameResult | None
 
 
-def observation(state: GameState, seat: Seat) -> Observation:
-    """What ``seat`` may see of ``state``: the only place that decides visibility."""
+def observation(state: GameState, seat: Seat | int) -> Observation:
+    """What ``seat`` (0 or 1) may see of ``state``: the only place that decides visibility."""
     seat = _SEATS[seat]
     key = state.deck[KEY_CARD_POSITION]
     phase = state.phase

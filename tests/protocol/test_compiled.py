@@ -1,9 +1,10 @@
 """The compiled build of the hot path (setup.py) behaves exactly as the pure-Python one.
 
-A regular install compiles ``protocol/views.py`` with mypyc; the development install, and so
-the rest of this suite, runs the pure-Python source. Here a copy of the project is built in
-place, then the same seeded games are run through both builds and compared, and the tests of
-the views and of real matches run again against the compiled module.
+A regular install compiles the engine (``referee/cards.py``, ``referee/game.py``) and the
+seat's view (``protocol/views.py``) with mypyc; the development install, and so the rest of
+this suite, runs the pure-Python source. Here a copy of the project is built in place, the
+same seeded games are run through both builds and compared, and the tests of the engine, the
+records, the views and real matches run again against the compiled modules.
 """
 
 from __future__ import annotations
@@ -20,12 +21,34 @@ import pytest
 from tests.protocol.views_digest import digest, is_compiled
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("referee", "protocol", "tests", "setup.py", "pyproject.toml")
+COPIED = (
+    "referee",
+    "protocol",
+    "tests",
+    "docs",
+    "RULES.md",
+    "README.md",
+    "setup.py",
+    "pyproject.toml",
+)
+COMPILED = ("referee/cards", "referee/game", "protocol/views")
+#: The tests that exercise the compiled modules most (about 25 s).
+RERUN = (
+    "tests/protocol/test_views.py",
+    "tests/referee/test_game.py",
+    "tests/referee/test_actions.py",
+    "tests/referee/test_cards.py",
+    "tests/referee/test_records.py",
+    "tests/referee/test_match.py",
+    "tests/referee/test_scoring.py",
+    "tests/referee/test_properties.py",
+    "tests/referee/test_runner.py",
+)
 
 
 @pytest.fixture(scope="module")
 def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the project with ``protocol/views.py`` compiled next to its source."""
+    """A copy of the project with the hot path compiled next to its source."""
     if shutil.which(os.environ.get("CC", "cc")) is None:
         pytest.skip("no C compiler: the install would fall back to pure Python")
     tree = tmp_path_factory.mktemp("compiled")
@@ -46,7 +69,8 @@ def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert build.returncode == 0, build.stderr[-3000:]
     assert "failed" not in build.stderr, build.stderr[-3000:]
-    assert list((tree / "protocol").glob("views.*.so")), build.stdout[-3000:]
+    for module in COMPILED:
+        assert list(tree.glob(f"{module}.*.so")), (module, build.stdout[-3000:])
     return tree
 
 
@@ -70,7 +94,7 @@ def test_the_compiled_views_say_what_the_pure_ones_say(compiled_tree: Path) -> N
     assert outcome["digest"] == digest()
 
 
-def test_the_views_and_match_tests_pass_compiled(compiled_tree: Path, tmp_path: Path) -> None:
+def test_the_engine_view_and_match_tests_pass_compiled(compiled_tree: Path, tmp_path: Path) -> None:
     run = _run_in(
         compiled_tree,
         "-m",
@@ -79,7 +103,6 @@ def test_the_views_and_match_tests_pass_compiled(compiled_tree: Path, tmp_path: 
         "-p",
         "no:cacheprovider",
         f"--basetemp={tmp_path / 'nested'}",
-        "tests/protocol/test_views.py",
-        "tests/referee/test_runner.py",
+        *RERUN,
     )
     assert run.returncode == 0, run.stdout[-5000:]

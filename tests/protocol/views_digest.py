@@ -1,5 +1,5 @@
-"""A digest of everything ``protocol.views`` says over many seeded games, so that two builds of
-it (pure Python and compiled) can be compared by running this in each.
+"""A digest of everything the engine and ``protocol.views`` say over many seeded games, so that
+two builds of them (pure Python and compiled) can be compared by running this in each.
 
     python -m tests.protocol.views_digest   # prints {"compiled": ..., "digest": ...}
 """
@@ -14,6 +14,7 @@ from typing import Any
 import msgpack
 
 import protocol.views
+import referee.game
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
 from referee.game import Seat, apply, legal_actions, observation, shuffled_deck
 from referee.match import draw_first_master, finish_game, new_match, start_game
@@ -25,7 +26,8 @@ MATCHES = 200
 
 def digest(matches: int = MATCHES) -> str:
     """SHA-256 over every decision's kind, legal texts, observation map (both builders) and
-    events, and every game end's events, in random matches under several rule options."""
+    events, every game's end (events, hidden cards, turns, score) and every match's result,
+    in random matches under several rule options."""
     hasher = hashlib.sha256()
     option_sets = [
         RulesOptions(),
@@ -56,13 +58,23 @@ def digest(matches: int = MATCHES) -> str:
             for seat in SEATS:
                 trackers[seat].observe(observation(game, seat))
                 hasher.update(msgpack.packb(trackers[seat].take()))
+            result = game.result
+            assert result is not None
+            hidden = [[str(card) for card in cards] for cards in (*game.hands, *game.discards)]
+            turns = [(int(turn.seat), str(turn.action)) for turn in game.history]
+            scored = [int(result.attacker), result.bid, list(result.points), result.save]
+            hasher.update(msgpack.packb([hidden, turns, scored]))
             match = finish_game(match, game)
+        assert match.result is not None
+        hasher.update(msgpack.packb([int(match.result.winner), list(match.result.scores)]))
     return hasher.hexdigest()
 
 
 def is_compiled() -> bool:
-    """Whether ``protocol.views`` was loaded from a compiled extension module."""
-    return not str(protocol.views.__file__).endswith(".py")
+    """Whether the engine and ``protocol.views`` were loaded from compiled extension modules."""
+    return not any(
+        str(module.__file__).endswith(".py") for module in (referee.game, protocol.views)
+    )
 
 
 if __name__ == "__main__":
