@@ -23,6 +23,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
+# referee/build_info.py names the same modules, to tell which build is running.
 COMPILED = ["referee/cards.py", "referee/game.py", "protocol/views.py"]
 
 

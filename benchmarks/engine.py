@@ -15,6 +15,7 @@ import platform
 import random
 import time
 
+from referee.build_info import hot_path_build
 from referee.game import Seat, new_game, shuffled_deck
 from referee.options import RulesOptions
 from referee.selfplay import RandomPolicy, play_game
@@ -41,13 +42,9 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
     rates = [games_per_second(arguments.games, seed) for seed in range(arguments.repeats)]
-    import referee.cards
-    import referee.game
-
-    compiled = not any(str(m.__file__).endswith(".py") for m in (referee.cards, referee.game))
     print(
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores, "
-        f"engine {'compiled' if compiled else 'pure Python'}"
+        f"hot path {hot_path_build()}"
     )
     print(f"games per repeat: {arguments.games}, repeats: {arguments.repeats}")
     print("rates: " + ", ".join(f"{rate:,.0f}" for rate in rates))

@@ -43,6 +43,7 @@ import msgpack
 import zmq
 
 from referee.bots import BotSpec
+from referee.build_info import hot_path_build
 from referee.runner import MatchRunner, TimeControl
 
 _ECHO_PEER = textwrap.dedent(
@@ -206,17 +207,6 @@ def socket_layer_rate(seconds: float, command: list[str]) -> float:
             server.stop_bot(session)
         server.close()
     return rate
-
-
-def hot_path_build() -> str:
-    """Whether the engine and the seat's view run compiled (a regular install, setup.py)."""
-    import protocol.views
-    import referee.cards
-    import referee.game
-
-    modules = (referee.cards, referee.game, protocol.views)
-    compiled = [not str(module.__file__).endswith(".py") for module in modules]
-    return "compiled" if all(compiled) else "partly compiled" if any(compiled) else "pure Python"
 
 
 def _has_sdk_bot() -> bool:

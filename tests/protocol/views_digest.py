@@ -1,7 +1,7 @@
 """A digest of everything the engine and ``protocol.views`` say over many seeded games, so that
 two builds of them (pure Python and compiled) can be compared by running this in each.
 
-    python -m tests.protocol.views_digest   # prints {"compiled": ..., "digest": ...}
+    python -m tests.protocol.views_digest   # prints {"build": ..., "digest": ...}
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from typing import Any
 
 import msgpack
 
-import protocol.views
-import referee.game
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
+from referee.build_info import hot_path_build
 from referee.game import Seat, apply, legal_actions, observation, shuffled_deck
 from referee.match import draw_first_master, finish_game, new_match, start_game
 from referee.options import RulesOptions
@@ -70,12 +69,5 @@ def digest(matches: int = MATCHES) -> str:
     return hasher.hexdigest()
 
 
-def is_compiled() -> bool:
-    """Whether the engine and ``protocol.views`` were loaded from compiled extension modules."""
-    return not any(
-        str(module.__file__).endswith(".py") for module in (referee.game, protocol.views)
-    )
-
-
 if __name__ == "__main__":
-    print(json.dumps({"compiled": is_compiled(), "digest": digest()}))
+    print(json.dumps({"build": hot_path_build(), "digest": digest()}))

@@ -391,3 +391,18 @@ def test_console_script_selfplay_then_verify(tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stdout == ""
     assert "nothing.jsonl: cannot read the record" in missing.stderr
+
+
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="aegis-ref is not installed here")
+def test_console_script_version_names_the_protocol_and_the_build(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    from protocol.version import PROTOCOL_VERSION
+
+    shown = _run("--version", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(
+        f"aegis-ref {version('aegis-ref')} (protocol {PROTOCOL_VERSION}, "
+    )
+    # The development install is editable, so never compiled (setup.py).
+    assert "hot path pure Python); Python 3." in shown.stdout
