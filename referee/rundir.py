@@ -6,6 +6,10 @@ directory is held with an advisory lock (``flock``) for as long as its referee l
 kernel drops the lock when the process dies, however it dies. Every new referee first removes
 the directories whose lock it can take: their owners are gone. Locks, unlike pids, stay true
 across pid namespaces and pid reuse.
+
+The sweep removes only what a referee made: a directory named ``aegis-ref-ipc-*``, owned by
+this user, holding the owner file a referee writes once it holds the lock, and nothing but
+that file and the referee's socket.
 """
 
 from __future__ import annotations
@@ -15,35 +19,44 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
-__all__ = ["PREFIX", "PrivateDirectory", "holds_lock", "remove_stale_directories"]
+__all__ = ["OWNER_FILE", "PREFIX", "PrivateDirectory", "holds_lock", "remove_stale_directories"]
 
 #: The name of every referee directory starts so; the sweep looks at nothing else.
-PREFIX = "aegis-ref-"
-_ATTEMPTS = 5
+PREFIX = "aegis-ref-ipc-"
+#: Written (with the referee's pid) once the directory is locked: the mark of a referee's.
+OWNER_FILE = ".aegis-ref-owner"
+#: All a referee's directory may hold for the sweep to remove it (the socket and the mark).
+_EXPECTED = frozenset({OWNER_FILE, "referee"})
+#: A sweeping referee holds a new directory's lock for a moment; wait this long at most.
+_LOCK_WAIT_SECONDS = 2.0
 
 
 class PrivateDirectory:
-    """A new directory (mode 0700) named ``aegis-ref-*`` under ``parent`` (default: the
-    system's temporary directory), locked until :meth:`remove`."""
+    """A new directory (mode 0700) named ``aegis-ref-ipc-*`` under ``parent`` (default: the
+    system's temporary directory), locked until :meth:`remove`.
+
+    Where the file system cannot lock, the directory is made all the same, unlocked and
+    unmarked: the referee still removes it when it closes, and no sweep ever touches it.
+    """
 
     def __init__(self, parent: str | None = None) -> None:
-        for _ in range(_ATTEMPTS):
-            path = tempfile.mkdtemp(prefix=PREFIX, dir=parent)
-            descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                # A sweeping referee took it between mkdtemp and flock, and removes it.
-                os.close(descriptor)
-                continue
-            if _same_inode(path, descriptor):
-                self.path = path
-                self._descriptor: int | None = descriptor
-                return
-            os.close(descriptor)  # swept before the lock was ours: the path is gone
-        raise OSError(f"could not create a private directory in {parent or tempfile.gettempdir()}")
+        self.path = tempfile.mkdtemp(prefix=PREFIX, dir=parent)
+        self._descriptor: int | None = None
+        descriptor = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            locked = _lock_within(descriptor, _LOCK_WAIT_SECONDS)
+        except BaseException:
+            os.close(descriptor)
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
+        self._descriptor = descriptor
+        if locked:
+            # A sweep that took the lock before this did found no owner file and left the
+            # directory alone; from here on the lock keeps every sweep out.
+            Path(self.path, OWNER_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
 
     def remove(self) -> None:
         """Remove the directory and its contents, then release the lock; idempotent."""
@@ -54,11 +67,28 @@ class PrivateDirectory:
         self._descriptor = None
 
 
-def remove_stale_directories(parent: str | None = None) -> list[str]:
-    """Remove the ``aegis-ref-*`` directories under ``parent`` (default: the system's
-    temporary directory) that belong to this user and whose referee is gone; return them.
+def _lock_within(descriptor: int, seconds: float) -> bool:
+    """Take the lock, waiting up to ``seconds``; False where the file system cannot lock."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise OSError("a new private directory stayed locked by another process") from None
+            time.sleep(0.001)
+        except OSError:
+            return False  # ENOLCK, EOPNOTSUPP: no locks on this file system
+        else:
+            return True
 
-    A directory of a live referee is locked and left alone, as is anything not ours.
+
+def remove_stale_directories(parent: str | None = None) -> list[str]:
+    """Remove the referee directories under ``parent`` (default: the system's temporary
+    directory) whose referee is gone; return them.
+
+    A directory of a live referee is locked and left alone, as is anything not made by a
+    referee (see the module's documentation), and anything of another user.
     """
     parent = parent or tempfile.gettempdir()
     removed = []
@@ -75,7 +105,7 @@ def remove_stale_directories(parent: str | None = None) -> list[str]:
                 )
                 try:
                     fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    if _same_inode(entry.path, descriptor):
+                    if _same_inode(entry.path, descriptor) and _left_by_a_referee(entry.path):
                         shutil.rmtree(entry.path, ignore_errors=True)
                         removed.append(entry.path)
                 except BlockingIOError:
@@ -83,6 +113,11 @@ def remove_stale_directories(parent: str | None = None) -> list[str]:
                 finally:
                     os.close(descriptor)
     return removed
+
+
+def _left_by_a_referee(path: str) -> bool:
+    names = set(os.listdir(path))
+    return OWNER_FILE in names and names <= _EXPECTED
 
 
 def _same_inode(path: str, descriptor: int) -> bool:

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 
-from referee.rundir import PREFIX, PrivateDirectory, holds_lock, remove_stale_directories
+from referee import rundir
+from referee.rundir import (
+    OWNER_FILE,
+    PREFIX,
+    PrivateDirectory,
+    holds_lock,
+    remove_stale_directories,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,43 +88,90 @@ def test_the_sweep_touches_nothing_else(tmp_path: Path) -> None:
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "keep").write_text("")
+    (precious / OWNER_FILE).write_text("")
     (tmp_path / f"{PREFIX}link").symlink_to(precious)  # a link named like ours: not followed
     (tmp_path / f"{PREFIX}file").write_text("")
-    (tmp_path / "aegis-other").mkdir()  # not a referee's
+    logs = tmp_path / "aegis-ref-logs" / "host-1"  # where a worker may put bot logs
+    logs.mkdir(parents=True)
+    (logs / "first.log").write_text("")
+    unmarked = tmp_path / f"{PREFIX}unmarked"  # named like ours, but no referee made it
+    unmarked.mkdir()
+    crowded = tmp_path / f"{PREFIX}crowded"  # a referee's, then somebody put more in it
+    crowded.mkdir()
+    (crowded / OWNER_FILE).write_text("1\n")
+    (crowded / "notes.txt").write_text("")
     assert remove_stale_directories(str(tmp_path)) == []
     assert (precious / "keep").exists()
     assert (tmp_path / f"{PREFIX}file").exists()
-    assert (tmp_path / "aegis-other").is_dir()
+    assert (logs / "first.log").exists()
+    assert unmarked.is_dir()
+    assert (crowded / "notes.txt").exists()
 
 
-def test_a_directory_nobody_holds_is_stale(tmp_path: Path) -> None:
-    """What a referee killed between creating its directory and locking it leaves."""
-    orphan = Path(tempfile.mkdtemp(prefix=PREFIX, dir=tmp_path))
-    assert remove_stale_directories(str(tmp_path)) == [str(orphan)]
-
-
-def test_creation_moves_on_from_a_directory_another_referee_locked(
+def test_creation_waits_out_a_sweep_that_holds_the_new_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A sweeping referee may lock a directory between mkdtemp and flock (it takes it for
-    stale and removes it); the new referee then makes another."""
+    """A sweeping referee may lock a new directory for a moment before it sees that no owner
+    file marks it as a referee's; the new referee waits for the lock, then marks it."""
     real_mkdtemp = tempfile.mkdtemp
-    taken: list[tuple[str, int]] = []
+    held: list[int] = []
 
-    def mkdtemp_swept_first(*args: object, **kwargs: object) -> str:
-        path = real_mkdtemp(*args, **kwargs)  # type: ignore[call-overload]
-        if not taken:
-            descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            taken.append((path, descriptor))
-        return str(path)
+    def mkdtemp_held_briefly(*args: object, **kwargs: object) -> str:
+        path = str(real_mkdtemp(*args, **kwargs))  # type: ignore[call-overload]
+        descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.append(descriptor)
+        threading.Timer(0.05, os.close, (descriptor,)).start()
+        return path
 
-    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_swept_first)
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_held_briefly)
     directory = PrivateDirectory(str(tmp_path))
     try:
-        assert taken
-        assert directory.path != taken[0][0]
+        assert len(held) == 1
         assert holds_lock(directory.path)
+        assert (Path(directory.path) / OWNER_FILE).read_text() == f"{os.getpid()}\n"
     finally:
         directory.remove()
-        os.close(taken[0][1])
+
+
+def test_creation_gives_up_on_a_directory_locked_for_good(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_mkdtemp = tempfile.mkdtemp
+    held: list[int] = []
+
+    def mkdtemp_held(*args: object, **kwargs: object) -> str:
+        path = str(real_mkdtemp(*args, **kwargs))  # type: ignore[call-overload]
+        held.append(os.open(path, os.O_RDONLY | os.O_DIRECTORY))
+        fcntl.flock(held[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return path
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_held)
+    monkeypatch.setattr(rundir, "_LOCK_WAIT_SECONDS", 0.05)
+    try:
+        with pytest.raises(OSError, match="stayed locked"):
+            PrivateDirectory(str(tmp_path))
+        assert list(tmp_path.iterdir()) == []  # nothing left behind
+    finally:
+        for descriptor in held:
+            os.close(descriptor)
+
+
+def test_without_locks_the_directory_is_made_unmarked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system that cannot lock: the referee still gets its directory and removes it
+    itself, and no sweep may take it for a dead referee's."""
+
+    def no_locks(_descriptor: int, _operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    directory = PrivateDirectory(str(tmp_path))
+    path = Path(directory.path)
+    assert path.is_dir()
+    assert not (path / OWNER_FILE).exists()
+    monkeypatch.undo()
+    assert remove_stale_directories(str(tmp_path)) == []
+    directory.remove()
+    assert not path.exists()
