@@ -43,8 +43,15 @@ class OptionalBuildExt(build_ext):
             )
 
 
+#: The setup commands that build the package; the others (metadata, sdist, editable) need
+#: no compiled modules, and mypyc would only cost them time and files in the tree.
+_BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
+
+
 def compiled_extensions() -> list[object]:
     if os.environ.get("AEGIS_PURE_PYTHON") == "1" or "editable_wheel" in sys.argv:
+        return []
+    if not _BUILDING.intersection(sys.argv):
         return []
     try:
         from mypyc.build import mypycify

@@ -158,7 +158,9 @@ class GameResult:
 class GameState(NamedTuple):
     """The complete state of one game, hidden information included.
 
-    Build the first state with :func:`new_game` and the next ones with :func:`apply`. What a
+    Build the first state with :func:`new_game` and the next ones with :func:`apply`; a state
+    made otherwise (``_replace``, say) must hold the annotated types, which the compiled
+    build checks as it reads them (a seat as a :class:`Seat`, not an int). What a
     seat may see of it is :func:`observation`'s business alone. An immutable named tuple
     rather than a frozen dataclass: a state is built at every action, and a tuple is built
     five times faster, which the engine's throughput target needs.
@@ -357,6 +359,10 @@ class ExchangeChoices(Sequence[Action]):
         self._hand = hand
         self._is_master = is_master
 
+    def __reduce__(self) -> tuple[type[ExchangeChoices], tuple[tuple[Card, ...], bool]]:
+        # Copied and pickled by its arguments: the compiled class has no other way.
+        return (ExchangeChoices, (self._hand, self._is_master))
+
     def __len__(self) -> int:
         return len(_SUBSETS_OF_FIVE)  # master: stop + 31 non-empty; slave: 32 subsets
 
@@ -397,9 +403,10 @@ class ExchangeChoices(Sequence[Action]):
         if not isinstance(action, Exchange):
             return False
         hand = self._hand
-        if any(card not in hand for card in action.cards):
+        listed = cast(tuple[object, ...], _field_cards(action))  # malformed: maybe no cards
+        if any(card not in hand for card in listed):
             return False
-        return bool(action.cards) or not self._is_master
+        return bool(listed) or not self._is_master
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ExchangeChoices):
@@ -478,6 +485,7 @@ def apply(state: GameState, seat: Seat | int | object, action: Action | object) 
 # A malformed action may hold anything in its field: it is read, and rebuilt for an error
 # message, untyped (a compiled build would refuse a value of the wrong type outright).
 _field_card: Callable[[Play], object] = attrgetter("card")
+_field_cards: Callable[[Exchange], object] = attrgetter("cards")
 _field_tricks: Callable[[Bid], object] = attrgetter("tricks")
 _any_play = cast(Callable[[object], Play], Play)
 _any_bid = cast(Callable[[object], Bid], Bid)
@@ -508,7 +516,11 @@ def _illegal(state: GameState, seat: Seat, action: object, reason: str) -> NoRet
 
 def _apply_exchange(state: GameState, seat: Seat, action: Exchange) -> GameState:
     hand = state.hands[seat]
-    discarded = action.cards
+    listed = cast(tuple[object, ...], _field_cards(action))  # Exchange makes it a tuple
+    strangers = [str(item) for item in listed if not isinstance(item, Card)]
+    if strangers:
+        _illegal(state, seat, action, f"not in hand: {' '.join(strangers)}")
+    discarded = cast(tuple[Card, ...], listed)
     count = len(discarded)
     is_master = seat == state.master
     if is_master and count == 0:

@@ -1,4 +1,5 @@
-"""Checks of the whole test run: it leaves no process and no referee directory behind.
+"""Checks of the whole test run: it leaves no process and no referee directory behind, and
+(with ``AEGIS_EXPECT_BUILD``) runs the build of the hot path it was asked to.
 
 Every process the tests start inherits ``AEGIS_TEST_RUN``, a value drawn for this run, and
 a bot's descendants inherit it from the bot; at the end of the run none may be alive. Nor may
@@ -25,6 +26,12 @@ _SETTLE_SECONDS = 5.0  # processes being stopped as the last test ends get this 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ[_RUN_VARIABLE] = secrets.token_hex(8)
+    expected = os.environ.get("AEGIS_EXPECT_BUILD")
+    if expected is not None:  # tests/protocol/test_compiled.py reruns tests compiled
+        from referee.build_info import hot_path_build
+
+        if hot_path_build() != expected:
+            raise pytest.UsageError(f"expected the {expected} hot path, got {hot_path_build()}")
 
 
 def _referee_directories() -> set[Path]:

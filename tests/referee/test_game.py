@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 import random
 from collections.abc import Callable
 
@@ -649,6 +650,9 @@ ILLEGAL: list[tuple[str, int, object, list[str]]] = [
     ("lead", 0, Play(None), ["card 'None'", "seat 0", "not in hand"]),  # type: ignore[arg-type]
     ("lead", 0, Play(["KS"]), ["card '['KS']'", "not in hand"]),  # type: ignore[arg-type]
     ("exchange", 2, STOP, ["'stop'", "unknown seat 2", "seat 0's turn"]),
+    # An exchange holding a value that is no card (it can hold only one: see Exchange).
+    ("exchange", 0, Exchange(("AS",)), ["'exchange AS'", "not in hand: AS"]),  # type: ignore[arg-type]
+    ("exchange", 0, Exchange((None,)), ["'exchange None'", "not in hand: None"]),  # type: ignore[arg-type]
     ("exchange", "0", STOP, ["'stop'", "unknown seat '0'", "seat 0's turn"]),  # type: ignore[list-item]
 ]
 
@@ -676,6 +680,15 @@ def test_illegal_actions_are_not_legal_actions() -> None:
             continue  # Bid(2.0) and Bid(True) equal bid 2 and bid 1, yet apply wants an int
         if seat == state.to_move:
             assert action not in legal_actions(state), (name, action)
+
+
+@pytest.mark.parametrize("name", ["exchange", "slave exchange", "master bids", "lead", "follow"])
+def test_legal_actions_can_be_copied_and_pickled(name: str) -> None:
+    """A caller may keep or send what legal_actions returns (the compiled build too)."""
+    legal = legal_actions(states()[name])
+    for copied in (copy.copy(legal), copy.deepcopy(legal), pickle.loads(pickle.dumps(legal))):
+        assert list(copied) == list(legal)
+        assert len(copied) == len(legal)
 
 
 # --- immutability ---------------------------------------------------------------------------
