@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -45,24 +46,28 @@ class PrivateDirectory:
     def __init__(self, parent: str | None = None) -> None:
         self.path = tempfile.mkdtemp(prefix=PREFIX, dir=parent)
         self._descriptor: int | None = None
+        # A process forked from this one inherits the object, not the directory: only the
+        # creator removes it (see remove()).
+        self._creator = os.getpid()
         descriptor = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            locked = _lock_within(descriptor, _LOCK_WAIT_SECONDS)
+            if _lock_within(descriptor, _LOCK_WAIT_SECONDS):
+                # A sweep that took the lock before this did found no owner file and left the
+                # directory alone; from here on the lock keeps every sweep out.
+                Path(self.path, OWNER_FILE).write_text(f"{self._creator}\n", encoding="ascii")
         except BaseException:
             os.close(descriptor)
             shutil.rmtree(self.path, ignore_errors=True)
             raise
         self._descriptor = descriptor
-        if locked:
-            # A sweep that took the lock before this did found no owner file and left the
-            # directory alone; from here on the lock keeps every sweep out.
-            Path(self.path, OWNER_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
 
     def remove(self) -> None:
-        """Remove the directory and its contents, then release the lock; idempotent."""
+        """Remove the directory and its contents, then release the lock; idempotent. In a
+        process forked from the creator, only let go of the inherited descriptor."""
         if self._descriptor is None:
             return
-        shutil.rmtree(self.path, ignore_errors=True)
+        if os.getpid() == self._creator:
+            shutil.rmtree(self.path, ignore_errors=True)
         os.close(self._descriptor)
         self._descriptor = None
 
@@ -105,8 +110,8 @@ def remove_stale_directories(parent: str | None = None) -> list[str]:
                 )
                 try:
                     fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    if _same_inode(entry.path, descriptor) and _left_by_a_referee(entry.path):
-                        shutil.rmtree(entry.path, ignore_errors=True)
+                    if _same_inode(entry.path, descriptor) and _empty_referee_directory(descriptor):
+                        os.rmdir(entry.path)  # fails if anything arrived meanwhile
                         removed.append(entry.path)
                 except BlockingIOError:
                     pass  # its referee is alive
@@ -115,9 +120,20 @@ def remove_stale_directories(parent: str | None = None) -> list[str]:
     return removed
 
 
-def _left_by_a_referee(path: str) -> bool:
-    names = set(os.listdir(path))
-    return OWNER_FILE in names and names <= _EXPECTED
+def _empty_referee_directory(descriptor: int) -> bool:
+    """Empty the locked directory open as ``descriptor`` if a referee left it: the owner file
+    and at most the socket, neither a directory nor a link. All of it goes through the
+    descriptor, so nothing moved in or swapped for the path meanwhile can be deleted."""
+    names = set(os.listdir(descriptor))
+    if OWNER_FILE not in names or not names <= _EXPECTED:
+        return False
+    for name in names:
+        mode = os.stat(name, dir_fd=descriptor, follow_symlinks=False).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISSOCK(mode)):
+            return False
+    for name in names:
+        os.unlink(name, dir_fd=descriptor)
+    return True
 
 
 def _same_inode(path: str, descriptor: int) -> bool:

@@ -175,3 +175,55 @@ def test_without_locks_the_directory_is_made_unmarked(
     assert remove_stale_directories(str(tmp_path)) == []
     directory.remove()
     assert not path.exists()
+
+
+def test_the_sweep_removes_no_directory_tree_or_link_inside(tmp_path: Path) -> None:
+    """Only a regular file and a socket are what a referee leaves; a tree named like the
+    socket, or an owner "file" that is a directory, keeps the whole directory."""
+    for name, inner in (("tree", "referee"), ("owner-dir", OWNER_FILE)):
+        left = tmp_path / f"{PREFIX}{name}"
+        left.mkdir()
+        if inner == "referee":
+            (left / OWNER_FILE).touch()
+        (left / inner).mkdir()
+        (left / inner / "thesis.tex").write_text("years of work")
+    linked = tmp_path / f"{PREFIX}link-inside"
+    linked.mkdir()
+    (linked / OWNER_FILE).touch()
+    (linked / "referee").symlink_to(tmp_path / "elsewhere")
+    assert remove_stale_directories(str(tmp_path)) == []
+    assert (tmp_path / f"{PREFIX}tree" / "referee" / "thesis.tex").exists()
+    assert (tmp_path / f"{PREFIX}owner-dir" / OWNER_FILE / "thesis.tex").exists()
+    assert (linked / "referee").is_symlink()
+
+
+def test_a_failed_owner_file_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(*_arguments: object, **_options: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    with pytest.raises(OSError, match="No space"):
+        PrivateDirectory(str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+    assert set(os.listdir("/proc/self/fd")) <= before
+
+
+def test_a_forked_child_does_not_remove_its_parent_s_directory(tmp_path: Path) -> None:
+    directory = PrivateDirectory(str(tmp_path))
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through its exit status only
+        try:
+            directory.remove()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    try:
+        assert Path(directory.path).is_dir()
+        assert holds_lock(directory.path)
+    finally:
+        directory.remove()
+    assert not Path(directory.path).exists()
