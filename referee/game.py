@@ -402,8 +402,10 @@ class ExchangeChoices(Sequence[Action]):
             return self._is_master
         if not isinstance(action, Exchange):
             return False
+        listed = _field_cards(action)  # read untyped: a malformed exchange may hold anything
+        if type(listed) is not tuple or not _distinct_in_order(listed):
+            return False
         hand = self._hand
-        listed = cast(tuple[object, ...], _field_cards(action))  # malformed: maybe no cards
         if any(card not in hand for card in listed):
             return False
         return bool(listed) or not self._is_master
@@ -482,6 +484,16 @@ def apply(state: GameState, seat: Seat | int | object, action: Action | object) 
     _illegal(state, mover, action, f"not an action of the {state.phase.value} phase")
 
 
+def _distinct_in_order(listed: tuple[object, ...]) -> bool:
+    """Whether ``listed`` holds cards, each once, in canonical order (as an exchange must)."""
+    previous = -1
+    for item in listed:
+        if not isinstance(item, Card) or item.index <= previous:
+            return False
+        previous = item.index
+    return True
+
+
 # A malformed action may hold anything in its field: it is read, and rebuilt for an error
 # message, untyped (a compiled build would refuse a value of the wrong type outright).
 _field_card: Callable[[Play], object] = attrgetter("card")
@@ -516,7 +528,9 @@ def _illegal(state: GameState, seat: Seat, action: object, reason: str) -> NoRet
 
 def _apply_exchange(state: GameState, seat: Seat, action: Exchange) -> GameState:
     hand = state.hands[seat]
-    listed = cast(tuple[object, ...], _field_cards(action))  # Exchange makes it a tuple
+    listed = _field_cards(action)
+    if type(listed) is not tuple:  # Exchange makes one; from_sorted trusts its caller
+        _illegal(state, seat, listed, "an exchange's cards must be a tuple")
     strangers = [str(item) for item in listed if not isinstance(item, Card)]
     if strangers:
         _illegal(state, seat, action, f"not in hand: {' '.join(strangers)}")

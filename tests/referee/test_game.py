@@ -653,6 +653,9 @@ ILLEGAL: list[tuple[str, int, object, list[str]]] = [
     # An exchange holding a value that is no card (it can hold only one: see Exchange).
     ("exchange", 0, Exchange(("AS",)), ["'exchange AS'", "not in hand: AS"]),  # type: ignore[arg-type]
     ("exchange", 0, Exchange((None,)), ["'exchange None'", "not in hand: None"]),  # type: ignore[arg-type]
+    # from_sorted trusts its caller; apply does not.
+    ("exchange", 0, Exchange.from_sorted(list(cards("KS"))), ["malformed action", "a tuple"]),  # type: ignore[arg-type]
+    ("exchange", 0, Exchange.from_sorted(cards("3D 7D")), ["out of order"]),
     ("exchange", "0", STOP, ["'stop'", "unknown seat '0'", "seat 0's turn"]),  # type: ignore[list-item]
 ]
 
