@@ -11,7 +11,7 @@ import enum
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations, pairwise
+from itertools import combinations
 from operator import attrgetter
 from typing import NamedTuple, NoReturn, cast, overload
 
@@ -539,7 +539,7 @@ def _apply_exchange(state: GameState, seat: Seat, action: Exchange) -> GameState
     is_master = seat == state.master
     if is_master and count == 0:
         _illegal(state, seat, action, "the master exchanges 1-5 cards or stops")
-    if any(left.index >= right.index for left, right in pairwise(discarded)):
+    if not _distinct_in_order(discarded):
         _illegal(state, seat, action, "the same card twice or cards out of order")
     missing = [str(card) for card in discarded if card not in hand]
     if missing:
