@@ -38,6 +38,7 @@ __all__ = [
     "bot_process",
     "kill_if_alive",
     "play_match",
+    "python_script",
     "short_tmpdir",
     "wait_gone",
 ]
@@ -226,6 +227,27 @@ def wait_gone(pid: int, timeout: float) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
+
+
+@contextmanager
+def python_script(code: str, *arguments: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Run ``code`` in a new Python process that can import this project; yield the process
+    and the first line it prints (how such a script reports what it made). The process is
+    SIGKILLed and reaped on the way out, whatever the test did to it."""
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, *arguments],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        yield process, process.stdout.readline().strip()
+    finally:
+        process.kill()
+        process.wait(BOT_TIMEOUT)
+        process.stdout.close()
 
 
 def kill_if_alive(pid: int) -> None:

@@ -6,8 +6,6 @@ import errno
 import fcntl
 import os
 import stat
-import subprocess
-import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -22,6 +20,7 @@ from referee.rundir import (
     holds_lock,
     remove_stale_directories,
 )
+from tests.protocol.sdk_support import python_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,29 +45,17 @@ def test_the_sweep_leaves_a_live_referee_s_directory(tmp_path: Path) -> None:
     directory.remove()
 
 
-def _holder(parent: Path) -> tuple[subprocess.Popen[str], Path]:
-    """A process that holds a private directory under ``parent`` until it is killed."""
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from referee.rundir import PrivateDirectory\n"
-            "print(PrivateDirectory(sys.argv[1]).path, flush=True)\n"
-            "time.sleep(60)\n",
-            str(parent),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert holder.stdout is not None
-    return holder, Path(holder.stdout.readline().strip())
+_HOLDER = (
+    "import sys, time\n"
+    "from referee.rundir import PrivateDirectory\n"
+    "print(PrivateDirectory(sys.argv[1]).path, flush=True)\n"
+    "time.sleep(60)\n"
+)
 
 
 def test_the_sweep_removes_the_directory_of_a_referee_killed_outright(tmp_path: Path) -> None:
-    holder, path = _holder(tmp_path)
-    try:
+    with python_script(_HOLDER, str(tmp_path)) as (holder, printed):
+        path = Path(printed)
         (path / "referee").write_text("")
         assert remove_stale_directories(str(tmp_path)) == []  # alive: left alone
         assert path.is_dir()
@@ -77,11 +64,6 @@ def test_the_sweep_removes_the_directory_of_a_referee_killed_outright(tmp_path: 
         assert path.is_dir()  # a killed process cannot clean up after itself
         assert remove_stale_directories(str(tmp_path)) == [str(path)]
         assert not path.exists()
-    finally:
-        holder.kill()
-        holder.wait(10)
-        if holder.stdout is not None:
-            holder.stdout.close()
 
 
 def test_the_sweep_touches_nothing_else(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import contextlib
 import os
 import random
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -27,7 +26,7 @@ from referee.match import Termination
 from referee.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl, match_start_message
 from referee.server import BotServer, Reply
-from tests.protocol.sdk_support import wait_gone
+from tests.protocol.sdk_support import python_script, wait_gone
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 SLOW_ONCE_BOT = RAWBOT.with_name("slow_once_bot.py")
@@ -206,12 +205,11 @@ def test_no_process_left_behind(tmp_path: Path, fault: str) -> None:
     assert wait_gone(child, 5.0)
 
 
-def test_bots_die_with_a_referee_killed_outright(tmp_path: Path) -> None:
+def test_bots_die_with_a_referee_killed_outright() -> None:
     """A referee killed with SIGKILL cannot stop its bots; the kernel does (the parent-death
     signal), so a raw bot blocked on its socket does not stay behind. Nor can it remove its
     private directory: the next referee to start does."""
-    script = tmp_path / "referee_script.py"
-    script.write_text(
+    script = (
         "import sys, time\n"
         "from referee.bots import BotSpec\n"
         "from referee.server import BotServer\n"
@@ -221,31 +219,20 @@ def test_bots_die_with_a_referee_killed_outright(tmp_path: Path) -> None:
         "print(session.process.pid, server.endpoint, flush=True)\n"
         "time.sleep(60)\n"
     )
-    root = Path(__file__).resolve().parents[2]
-    referee = subprocess.Popen(
-        [sys.executable, str(script)],
-        stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(root)},
-        text=True,
-    )
     bot_pid = None
     try:
-        assert referee.stdout is not None
-        pid_text, endpoint = referee.stdout.readline().split()
-        bot_pid = int(pid_text)
-        assert not wait_gone(bot_pid, 0.3)  # the bot runs while its referee does
-        referee.kill()
-        referee.wait(10)
-        assert wait_gone(bot_pid, 5.0)
-        directory = Path(endpoint.removeprefix("ipc://")).parent
-        assert directory.is_dir()
-        with BotServer():
-            assert not directory.exists()
+        with python_script(script) as (referee, printed):
+            pid_text, endpoint = printed.split()
+            bot_pid = int(pid_text)
+            assert not wait_gone(bot_pid, 0.3)  # the bot runs while its referee does
+            referee.kill()
+            referee.wait(10)
+            assert wait_gone(bot_pid, 5.0)
+            directory = Path(endpoint.removeprefix("ipc://")).parent
+            assert directory.is_dir()
+            with BotServer():
+                assert not directory.exists()
     finally:
-        referee.kill()
-        referee.wait(10)
-        if referee.stdout is not None:
-            referee.stdout.close()
         if bot_pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(bot_pid, signal.SIGKILL)
