@@ -1,9 +1,9 @@
 """Checks of the whole test run: it leaves no process and no referee directory behind, and
 (with ``AEGIS_EXPECT_BUILD``) runs the build of the hot path it was asked to.
 
-Every process the tests start inherits ``AEGIS_TEST_RUN``, a value drawn for this run, and
-a bot's descendants inherit it from the bot; at the end of the run none may be alive. Nor may
-any ``aegis-ref-*`` directory that appeared during the run remain.
+Every process the tests start inherits ``AEGISREF_TEST_RUN``, a value drawn for this run,
+and a bot's descendants inherit it from the bot; at the end of the run none may be alive. Nor
+may any ``aegis-ref-ipc-*`` directory that appeared during the run remain.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import pytest
 from referee.bots import processes_with_environment
 from referee.rundir import PREFIX
 
-_RUN_VARIABLE = "AEGIS_TEST_RUN"
+# Not AEGIS_*: the SDK tests start their bots without the AEGIS_ variables of this process.
+_RUN_VARIABLE = "AEGISREF_TEST_RUN"
 _SETTLE_SECONDS = 5.0  # processes being stopped as the last test ends get this long to go
 
 
