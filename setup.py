@@ -57,7 +57,7 @@ def compiled_extensions() -> list[object]:
         from mypyc.build import mypycify
 
         return list(mypycify(COMPILED, opt_level="3"))
-    except (ImportError, SystemExit, Exception) as error:  # mypyc exits on a compile error
+    except (SystemExit, Exception) as error:  # no mypyc, or it exits on a compile error
         print(f"aegis-ref: not compiling ({error!r}); installing pure Python", file=sys.stderr)
         return []
 
