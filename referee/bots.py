@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import os
 import resource
 import signal
@@ -20,6 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
+
+from referee.cgroups import BotCgroup, detect_cgroups
+from referee.sandbox import SandboxPlan, bot_home, sandbox_command, sandbox_environment
 
 __all__ = [
     "BotProcess",
@@ -35,15 +39,22 @@ __all__ = [
 class ResourceLimits:
     """Limits applied to a started bot (``None``: no limit).
 
-    ``cpu_seconds`` counts the process's own CPU time over its whole life (it is reused across
-    matches); ``address_space_mb`` caps virtual memory; ``open_files`` caps descriptors;
-    ``log_bytes`` caps what is kept of the bot's stdout and stderr (the rest is discarded).
+    ``cpu_seconds`` counts the process's own CPU time over its life; ``address_space_mb``
+    caps virtual memory; ``open_files`` caps descriptors; ``log_bytes`` caps what is kept of
+    the bot's stdout and stderr (the rest is discarded). By cgroup where the machine has
+    one: ``memory_mb`` caps the memory of the bot and everything it starts, ``processes``
+    the number of its processes and threads. In a sandbox, ``tmp_mb`` is the size of its
+    private ``/tmp``; ``file_size_mb`` caps any file it writes (an rlimit).
     """
 
     cpu_seconds: int | None = 3600
     address_space_mb: int | None = 4096
     open_files: int | None = 256
     log_bytes: int = 1_000_000
+    memory_mb: int | None = 2048
+    processes: int | None = 256
+    tmp_mb: int = 64
+    file_size_mb: int | None = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +62,10 @@ class BotSpec:
     """How to run one bot: a command that the referee starts, or a remote bot that dials in.
 
     For a remote bot, ``command`` is empty and ``curve_public_key`` (Z85 text) names the key
-    it must connect with.
+    it must connect with. ``home`` is the bot's own directory (shown read-only in its
+    sandbox; default: the folder of its program or script), ``read_only`` more paths its
+    sandbox shows. ``keep_alive``: one process plays match after match (trusted bots only:
+    it remembers); otherwise every match starts the bot afresh.
     """
 
     name: str
@@ -60,6 +74,9 @@ class BotSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     curve_public_key: str | None = None
+    home: str | None = None
+    read_only: tuple[str, ...] = ()
+    keep_alive: bool = False
 
     @property
     def is_remote(self) -> bool:
@@ -192,7 +209,8 @@ class _LogSink:
 
 
 class BotProcess:
-    """One started bot process, in a process group of its own."""
+    """One started bot process, in a process group of its own; in a sandbox of its own with
+    ``sandbox`` enabled, and in cgroups of its own where the machine has them."""
 
     def __init__(
         self,
@@ -202,39 +220,76 @@ class BotProcess:
         token: str,
         log_path: Path | None,
         extra_env: Mapping[str, str] | None = None,
+        sandbox: SandboxPlan | None = None,
+        socket_path: str | None = None,
     ) -> None:
         self._token = token
         if spec.is_remote:
             raise ValueError(f"bot {spec.name!r} is remote: it has no command to start")
         self.spec = spec
-        env = dict(os.environ)
-        env.update(spec.env)
-        env.update(extra_env or {})
-        env["AEGIS_ENDPOINT"] = endpoint
-        env["AEGIS_TOKEN"] = token
-        env.setdefault("PYTHONUNBUFFERED", "1")
+        self.sandboxed = sandbox is not None and sandbox.enabled
+        bot_env = dict(spec.env)
+        bot_env.update(extra_env or {})
+        bot_env["AEGIS_ENDPOINT"] = endpoint
+        bot_env["AEGIS_TOKEN"] = token
+        bot_env.setdefault("PYTHONUNBUFFERED", "1")
         # Bundled bots' run scripts start Python bots with the referee's own interpreter.
-        env.setdefault("AEGIS_PYTHON", sys.executable)
-        read_end, write_end = os.pipe()
+        bot_env.setdefault("AEGIS_PYTHON", sys.executable)
         limits = spec.limits
         # Linux ties the parent-death signal to the thread that starts the child, so ask for
         # it only from the main thread, whose end is the process's end. Bots started from
         # other threads (a Dask worker's) are covered by tournaments/reaper.py instead.
-        parent = os.getpid() if threading.current_thread() is threading.main_thread() else None
+        main_thread = threading.current_thread() is threading.main_thread()
+        parent = os.getpid() if main_thread else None
+        argv = list(spec.command)
+        if self.sandboxed:
+            assert sandbox is not None
+            home = spec.home or bot_home(spec.command, spec.cwd)
+            argv = sandbox_command(
+                argv,
+                home=home,
+                endpoint=socket_path,
+                main_thread=main_thread,
+                cwd=spec.cwd,
+                read_only=spec.read_only,
+                hidden=sandbox.hidden,
+                tmp_mb=limits.tmp_mb,
+            )
+            env = sandbox_environment(bot_env)
+        else:
+            env = dict(os.environ)
+            env.update(bot_env)
+        self.cgroup: BotCgroup | None = None
+        support = detect_cgroups()
+        if support.v1 or support.v2 is not None:
+            cpus: set[int] | None = None
+            with contextlib.suppress(OSError):
+                cpus = os.sched_getaffinity(0)
+            self.cgroup = BotCgroup(
+                support,
+                _group_name(),
+                memory_mb=limits.memory_mb,
+                processes=limits.processes,
+                cpus=cpus,
+            )
+        cgroup = self.cgroup
+        read_end, write_end = os.pipe()
         try:
             self._process = subprocess.Popen(  # the command is the organiser's, by design
-                list(spec.command),
-                cwd=spec.cwd,
+                argv,
+                cwd=None if self.sandboxed else spec.cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=write_end,
                 stderr=write_end,
                 start_new_session=True,  # its own process group: killpg reaches its children
-                preexec_fn=lambda: _prepare_child(limits, parent),
+                preexec_fn=lambda: _prepare_child(limits, parent, cgroup),
                 close_fds=True,
             )
         except OSError:
             os.close(read_end)
+            if self.cgroup is not None:
+                self.cgroup.remove()
             raise
         finally:
             os.close(write_end)
@@ -243,12 +298,18 @@ class BotProcess:
 
     @property
     def pid(self) -> int:
-        """The bot's process id (also its process group id)."""
+        """The bot's process id (also its process group id); in a sandbox, bubblewrap's."""
         return self._process.pid
 
     def exit_code(self) -> int | None:
-        """The exit status if the process has ended, else None (negative: killed by signal)."""
-        return self._process.poll()
+        """The exit status if the process has ended, else None (negative: killed by signal).
+
+        bubblewrap reports a sandboxed bot killed by signal N as exit code 128 + N; that is
+        turned back into -N here, so both read alike."""
+        code = self._process.poll()
+        if code is not None and self.sandboxed and 128 < code < 128 + 65:
+            return -(code - 128)
+        return code
 
     def stderr_tail(self) -> list[str]:
         """The last lines the bot wrote to stdout or stderr."""
@@ -259,13 +320,35 @@ class BotProcess:
         """Output discarded beyond the log cap."""
         return self._log.dropped
 
+    def memory_exceeded(self) -> bool:
+        """Whether the kernel killed a process of this bot for its cgroup memory limit."""
+        return self.cgroup is not None and self.cgroup.memory_exceeded()
+
+    def freeze(self, frozen: bool = True) -> None:
+        """Freeze (or thaw) the bot and everything it started, where a freezer exists."""
+        if self.cgroup is not None:
+            self.cgroup.freeze(frozen)
+
+    @property
+    def can_freeze(self) -> bool:
+        """Whether :meth:`freeze` works for this bot."""
+        return self.cgroup is not None and self.cgroup.can_freeze
+
     def stop(self, grace: float = 1.0) -> int | None:
         """Wait up to ``grace`` seconds for the bot to exit, then SIGTERM and SIGKILL its whole
-        process group; return the exit status. Safe to call more than once."""
+        process group (its sandbox, its cgroups); return the exit status. Safe to call more
+        than once."""
         process = self._process
+        self.freeze(False)  # a frozen bot can neither exit nor, under cgroup v1, die
         deadline = time.monotonic() + grace
         while process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
+        if self.sandboxed:
+            # The sandbox's first process: when it dies, the kernel kills every process in
+            # the sandbox's PID namespace, whatever session or environment they made.
+            for child in _children(process.pid):
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)
         for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 2.0)):
             # The group may outlive its leader (children that ignore SIGTERM), so signal it
             # whether or not the leader has exited.
@@ -277,9 +360,29 @@ class BotProcess:
                 break
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(1.0)
+        if self.cgroup is not None:
+            self.cgroup.remove()  # everything it started, wherever it went
         kill_by_token(self._token)  # descendants that escaped the process group
         self._log.join(1.0)
-        return process.poll()
+        return self.exit_code()
+
+
+_group_numbers = itertools.count(1)
+
+
+def _group_name() -> str:
+    return f"bot-{next(_group_numbers)}"
+
+
+def _children(pid: int) -> list[int]:
+    """The children of process ``pid`` (Linux: from /proc)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            path = f"/proc/{pid}/task/{task}/children"
+            with contextlib.suppress(OSError, ValueError), open(path, encoding="ascii") as stream:
+                found.extend(int(item) for item in stream.read().split())
+    return found
 
 
 def _group_alive(group: int) -> bool:
@@ -301,8 +404,11 @@ _prctl = _load_prctl()  # looked up here: the child between fork and exec should
 _PR_SET_PDEATHSIG = 1
 
 
-def _prepare_child(limits: ResourceLimits, parent: int | None) -> None:
-    """Runs in the child between fork and exec: the parent-death signal, then the limits."""
+def _prepare_child(limits: ResourceLimits, parent: int | None, cgroup: BotCgroup | None) -> None:
+    """Runs in the child between fork and exec: the cgroups, the parent-death signal, then
+    the limits."""
+    if cgroup is not None:
+        cgroup.join_in_child()
     if parent is not None and _prctl is not None:
         # A referee killed outright (SIGKILL, the out-of-memory killer) cannot stop its bots:
         # the kernel does, so no bot outlives it blocked on a socket nobody reads.
@@ -321,6 +427,10 @@ def _apply_limits(limits: ResourceLimits) -> None:
             None if limits.address_space_mb is None else limits.address_space_mb * 1024 * 1024,
         ),
         (resource.RLIMIT_NOFILE, limits.open_files),
+        (
+            resource.RLIMIT_FSIZE,
+            None if limits.file_size_mb is None else limits.file_size_mb * 1024 * 1024,
+        ),
     )
     for kind, value in pairs:
         if value is not None:

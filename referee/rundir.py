@@ -9,7 +9,7 @@ across pid namespaces and pid reuse.
 
 The sweep removes only what a referee made: a directory named ``aegis-ref-ipc-*``, owned by
 this user, holding the owner file a referee writes once it holds the lock, and nothing but
-that file and the referee's socket.
+that file and the referee's sockets.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -29,8 +30,10 @@ __all__ = ["OWNER_FILE", "PREFIX", "PrivateDirectory", "holds_lock", "remove_sta
 PREFIX = "aegis-ref-ipc-"
 #: Written (with the referee's pid) once the directory is locked: the mark of a referee's.
 OWNER_FILE = ".aegis-ref-owner"
-#: All a referee's directory may hold for the sweep to remove it (the socket and the mark).
+#: All a referee's directory may hold for the sweep to remove it: the mark, and the sockets
+#: (``referee``, or one ``bot-N`` per started bot).
 _EXPECTED = frozenset({OWNER_FILE, "referee"})
+_BOT_SOCKET = re.compile(r"bot-[0-9]{1,12}")
 #: A sweeping referee holds a new directory's lock for a moment; wait this long at most.
 _LOCK_WAIT_SECONDS = 2.0
 
@@ -122,10 +125,12 @@ def remove_stale_directories(parent: str | None = None) -> list[str]:
 
 def _empty_referee_directory(descriptor: int) -> bool:
     """Empty the locked directory open as ``descriptor`` if a referee left it: the owner file
-    and at most the socket, neither a directory nor a link. All of it goes through the
+    and at most the sockets, neither a directory nor a link. All of it goes through the
     descriptor, so nothing moved in or swapped for the path meanwhile can be deleted."""
     names = set(os.listdir(descriptor))
-    if OWNER_FILE not in names or not names <= _EXPECTED:
+    if OWNER_FILE not in names or not all(
+        name in _EXPECTED or _BOT_SOCKET.fullmatch(name) for name in names
+    ):
         return False
     for name in names:
         mode = os.stat(name, dir_fd=descriptor, follow_symlinks=False).st_mode

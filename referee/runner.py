@@ -41,6 +41,7 @@ from referee.match import (
 )
 from referee.options import RulesOptions
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
+from referee.sandbox import SandboxPlan
 from referee.server import BotServer, BotSession, RemoteListener, Reply
 
 __all__ = [
@@ -134,7 +135,9 @@ class MatchReport:
 
 
 class MatchRunner:
-    """Plays matches; keeps bot processes alive across matches and restarts crashed ones."""
+    """Plays matches. Every match starts its bots afresh, both at once, and stops them at
+    its end, so no memory carries from one match to the next; a bot with ``keep_alive``
+    plays match after match in one process instead (restarted if it crashed)."""
 
     def __init__(
         self,
@@ -145,25 +148,38 @@ class MatchRunner:
         heartbeat_ms: int = 5000,
         remote: RemoteListener | None = None,
         remote_connect_s: float | None = None,
+        sandbox: SandboxPlan | None = None,
     ) -> None:
         """``remote``: listen for remote bots there; ``remote_connect_s``: how long a match
-        waits for a remote bot that is not connected (default: the warm-up allowance)."""
+        waits for a remote bot that is not connected (default: the warm-up allowance);
+        ``sandbox``: how bots are started (:func:`referee.sandbox.plan_sandbox`; default
+        unsandboxed)."""
         self.options = options or RulesOptions()
         self.time_control = time_control or TimeControl()
         self.heartbeat_ms = heartbeat_ms
         self.remote_connect_s = remote_connect_s
-        self.server = BotServer(heartbeat_ms=heartbeat_ms, log_dir=log_dir, remote=remote)
+        self.server = BotServer(
+            heartbeat_ms=heartbeat_ms, log_dir=log_dir, remote=remote, sandbox=sandbox
+        )
+        #: Sessions kept from match to match (keep-alive and remote bots), by bot name.
         self._sessions: dict[str, list[BotSession]] = {}
+        #: Sessions started for the match being played, stopped at its end.
+        self._fresh: list[BotSession] = []
         #: Per bot name: faults by kind, restarts, matches.
         self.counters: dict[str, Counter[str]] = {}
 
     # -- bot processes -----------------------------------------------------------------------
 
-    def _session(self, spec: BotSpec, taken: Sequence[BotSession]) -> BotSession:
-        """A connected session for ``spec`` not in ``taken``, starting (or restarting) a
-        process if needed. A bot playing itself gets two processes."""
-        pool = self._sessions.setdefault(spec.name, [])
+    def _session(self, spec: BotSpec, taken: Sequence[BotSession]) -> tuple[BotSession, bool]:
+        """A session for ``spec`` not in ``taken``, and whether it was just started (and so
+        still owes its hello): a new process unless the bot is kept alive (or remote) and
+        its process is healthy. A bot playing itself gets two processes."""
         counters = self.counters.setdefault(spec.name, Counter())
+        if not spec.keep_alive and not spec.is_remote:
+            fresh = self._launch(spec)
+            self._fresh.append(fresh)
+            return fresh, True
+        pool = self._sessions.setdefault(spec.name, [])
         for index, session in enumerate(pool):
             if session in taken:
                 continue
@@ -172,32 +188,40 @@ class MatchRunner:
                 # good. Keep a connection that works, even if the bot was slow (forget the
                 # fault); await the bot again if its connection is gone.
                 if session.connected and self._remote_is_there(session):
-                    return session
+                    return session, False
                 self.server.forget(session)
             else:
                 healthy = (
                     session.connected and not session.exited() and session.pending_fault is None
                 )
                 if healthy and self._answers_ping(session):
-                    return session
+                    return session, False
                 self.server.stop_bot(session, "restart", grace=0.2)
                 counters["restarts"] += 1
-            fresh = self._start_session(spec)
+            fresh = self._launch(spec)
             pool[index] = fresh
-            return fresh
-        fresh = self._start_session(spec)
+            return fresh, True
+        fresh = self._launch(spec)
         pool.append(fresh)
-        return fresh
+        return fresh, True
 
-    def _start_session(self, spec: BotSpec) -> BotSession:
-        server = self.server
-        session = server.expect_remote(spec) if spec.is_remote else server.start_bot(spec)
+    def _launch(self, spec: BotSpec) -> BotSession:
+        """Start a bot's process (or await a remote bot); its hello comes later."""
+        return self.server.expect_remote(spec) if spec.is_remote else self.server.start_bot(spec)
+
+    def _handshake(self, session: BotSession) -> None:
         timeout_s = self.time_control.warmup_ms / 1000
-        if spec.is_remote and self.remote_connect_s is not None:
+        if session.spec.is_remote and self.remote_connect_s is not None:
             timeout_s = self.remote_connect_s  # it dials in when its owner starts it
         if session.handshake_fault is None:
             self.server.handshake(session, timeout_s)
-        return session
+
+    def _retire(self, sessions: Sequence[BotSession]) -> None:
+        """At a match's end: thaw its bots, and stop those started for it alone."""
+        self.server.thaw_all(sessions)
+        ending = [session for session in sessions if session in self._fresh]
+        self._fresh = [session for session in self._fresh if session not in ending]
+        self.server.stop_bots(ending, "match over")
 
     def _remote_is_there(self, session: BotSession) -> bool:
         """False if a remote bot's connection is gone; True if it answers a ping or is only
@@ -220,10 +244,10 @@ class MatchRunner:
 
     def close(self) -> None:
         """Shut every bot down, kill anything left and release the socket."""
-        for pool in self._sessions.values():
-            for session in pool:
-                self.server.stop_bot(session, "referee closing")
+        sessions = [session for pool in self._sessions.values() for session in pool]
+        self.server.stop_bots([*sessions, *self._fresh], "referee closing")
         self._sessions.clear()
+        self._fresh.clear()
         self.server.close()
 
     def __enter__(self) -> MatchRunner:
@@ -245,8 +269,28 @@ class MatchRunner:
         # start), and a hello from a remote bot's new connection moves its session.
         self.server.drain()
         sessions: list[BotSession] = []
-        for spec in specs:
-            sessions.append(self._session(spec, sessions))
+        try:
+            started = []
+            for spec in specs:
+                session, is_new = self._session(spec, sessions)
+                sessions.append(session)
+                if is_new:
+                    started.append(session)
+            # Both bots start at once and say hello in either order: one start-up's wait.
+            for session in started:
+                self._handshake(session)
+            return self._play(report, sessions, seed, match_id, players)
+        finally:
+            self._retire(sessions)
+
+    def _play(
+        self,
+        report: MatchReport,
+        sessions: list[BotSession],
+        seed: int,
+        match_id: str,
+        players: tuple[str, str],
+    ) -> MatchReport:
         rng = random.Random(seed)
         match = new_match(self.options, draw_first_master(rng))
         report.match = match

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
+import os
+import re
 import secrets
 import time
 from collections import Counter, deque
@@ -33,6 +36,7 @@ from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_ver
 from referee.bots import BotProcess, BotSpec
 from referee.faults import Fault, FaultKind
 from referee.rundir import PrivateDirectory, remove_stale_directories
+from referee.sandbox import SandboxPlan
 
 __all__ = ["SERVER_NAME", "BotServer", "BotSession", "RemoteListener", "Reply", "generate_keys"]
 
@@ -55,6 +59,8 @@ _UNASKED_LIMIT = 16
 #: Largest message read from a peer that has not completed a handshake (a hello is far
 #: smaller), or from a bot that is not being asked; anything longer is not decoded.
 _UNASKED_MESSAGE_BYTES = 4096
+#: What a bot's last output says when an allocation failed under an rlimit (no cgroup).
+_OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|[Oo]ut of memory|Cannot allocate memory")
 _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
 _SNDMORE = int(zmq.SNDMORE)
@@ -88,6 +94,8 @@ class BotSession:
     unasked: int = 0
     #: Requests sent to the bot and not answered yet (their answers may still come, late).
     owed: int = 0
+    #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
+    endpoint: str | None = None
 
     @property
     def name(self) -> str:
@@ -117,7 +125,14 @@ class Reply:
 
 
 class BotServer:
-    """Owns the referee's ROUTER socket, bound on ipc in a private temporary directory."""
+    """Owns the referee's ROUTER socket. Each started bot gets an ipc endpoint of its own in
+    a private temporary directory, bound for it alone (and, sandboxed, visible in its
+    sandbox alone).
+
+    ``sandbox``: how bots are started (:func:`referee.sandbox.plan_sandbox`); default:
+    unsandboxed. With the sandbox's ``freeze_opponent``, a bot is frozen while another bot
+    of this server is being asked for something.
+    """
 
     def __init__(
         self,
@@ -126,19 +141,25 @@ class BotServer:
         log_dir: Path | None = None,
         remote: RemoteListener | None = None,
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
+        sandbox: SandboxPlan | None = None,
     ) -> None:
         self.heartbeat_ms = heartbeat_ms
+        self.sandbox = sandbox or SandboxPlan(False, problem="not requested")
+        self._freezing = self.sandbox.enabled and self.sandbox.freeze_opponent
+        #: The session last asked for something: the one left running while others freeze.
+        self._focus: BotSession | None = None
+        self._endpoint_numbers = itertools.count(1)
         #: The protocol versions this server accepts in a hello and names in a reject; only a
         #: conformance check offers others (to see a bot handle a version it cannot speak).
         self.supported_versions = tuple(supported_versions)
         self.log_dir = log_dir
         remove_stale_directories()  # those of referees killed before they could
         self._dir = PrivateDirectory()
-        self.endpoint = f"ipc://{self._dir.path}/referee"
+        #: The private directory holding every bot's endpoint.
+        self.directory = self._dir.path
         self._context = zmq.Context()
         try:
             self._socket = self._router()
-            self._socket.bind(self.endpoint)
         except BaseException:
             self._context.destroy(linger=0)
             self._dir.remove()
@@ -229,15 +250,30 @@ class BotServer:
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             log_path = self.log_dir / f"{_safe_name(spec.name)}.log"
+        # An endpoint for this bot alone: in its sandbox it sees no other bot's.
+        socket_path = f"{self._dir.path}/bot-{next(self._endpoint_numbers)}"
+        endpoint = f"ipc://{socket_path}"
+        try:
+            self._socket.bind(endpoint)
+        except zmq.ZMQError as error:
+            session.handshake_fault = Fault(
+                FaultKind.CRASH, -1, spec.name, f"could not bind an endpoint for it: {error}"
+            )
+            session.closed = True
+            return session
+        session.endpoint = endpoint
         try:
             session.process = BotProcess(
                 spec,
-                endpoint=self.endpoint,
+                endpoint=endpoint,
                 token=session.token,
                 log_path=log_path,
                 extra_env=extra_env,
+                sandbox=self.sandbox,
+                socket_path=socket_path,
             )
         except OSError as error:
+            self._release_endpoint(session)
             session.handshake_fault = Fault(
                 FaultKind.CRASH, -1, spec.name, f"could not start {spec.command[0]!r}: {error}"
             )
@@ -279,18 +315,40 @@ class BotServer:
 
     def stop_bot(self, session: BotSession, reason: str = "done", grace: float = 1.0) -> None:
         """Send ``shutdown`` (if connected), then make sure the process group is gone."""
-        if session.connected:
-            with contextlib.suppress(_SendError):
-                self._send(session, {"type": "shutdown", "reason": reason})
-        self.forget(session)
-        if session.process is not None:
-            session.process.stop(grace)
+        self.stop_bots([session], reason, grace)
+
+    def stop_bots(
+        self, sessions: Sequence[BotSession], reason: str = "done", grace: float = 1.0
+    ) -> None:
+        """:meth:`stop_bot` for several bots at once: every one is told first, so they all
+        exit in the same grace period."""
+        for session in sessions:
+            if session.connected:
+                with contextlib.suppress(_SendError):
+                    self._send(session, {"type": "shutdown", "reason": reason})
+            self.forget(session)
+        for session in sessions:
+            if session.process is not None:
+                session.process.stop(grace)
+            self._release_endpoint(session)
+
+    def _release_endpoint(self, session: BotSession) -> None:
+        """Unbind a stopped bot's endpoint (after its process is gone: unbinding first could
+        drop the shutdown it is reading)."""
+        if session.endpoint is not None and not self._closed:
+            with contextlib.suppress(zmq.ZMQError):
+                self._socket.unbind(session.endpoint)
+            with contextlib.suppress(OSError):
+                os.unlink(session.endpoint.removeprefix("ipc://"))
+        session.endpoint = None
 
     def forget(self, session: BotSession) -> None:
         """Drop a session without a word to its peer (its process, if any, is left alone): a
         remote bot whose connection is gone may dial in again when :meth:`expect_remote`
         admits its key anew."""
         session.closed = True
+        if self._focus is session:
+            self._focus = None
         if session.identity is not None:
             table = self._by_remote_identity if session.remote else self._by_identity
             table.pop(session.identity, None)
@@ -338,11 +396,20 @@ class BotServer:
         """
         if session.pending_fault is not None:
             return session.pending_fault
+        previous = self._focus
+        if previous is not session and self._freezing:
+            self._thaw(session)  # before the clock starts: thawing is not its time
         started = time.monotonic()
         try:
             request_id = self._send(session, message)
         except _SendError as failure:
             return self._fault(session, FaultKind.DISCONNECT, str(failure))
+        if previous is not session:
+            self._focus = session
+            if self._freezing and previous is not None:
+                # While this bot thinks, the one asked before gets no CPU: a bot that spins
+                # between its turns cannot slow its opponent.
+                self._freeze(previous)
         session.unasked = 0
         session.owed += 1
         self._asking = session
@@ -385,6 +452,23 @@ class BotServer:
                 session.exited()
             ):
                 return self._crash_fault(session, f"while {reply_type} was awaited")
+
+    @staticmethod
+    def _thaw(session: BotSession) -> None:
+        if session.process is not None:
+            session.process.freeze(False)
+
+    @staticmethod
+    def _freeze(session: BotSession) -> None:
+        if session.process is not None and not session.closed:
+            session.process.freeze(True)
+
+    def thaw_all(self, sessions: Sequence[BotSession]) -> None:
+        """Let every one of ``sessions`` run again (at the end of a match, say)."""
+        for session in sessions:
+            self._thaw(session)
+        if self._focus in sessions:
+            self._focus = None
 
     def drain(self, timeout_s: float = 0.0) -> None:
         """Read whatever is waiting (faults between turns are noticed this way)."""
@@ -583,9 +667,29 @@ class BotServer:
                 self._by_remote_identity, lambda known: known.spec.curve_public_key == remote_user
             )
         else:
-            session = self._awaiting.get(message.token) or self._reconnecting(
-                self._by_identity, lambda known: known.token == message.token
-            )
+            session = self._awaiting.get(message.token)
+            if session is None:
+                live = self._live_session(message.token)
+                if live is not None and not (live.process and live.process.sandboxed):
+                    # The token of a live session, from a new connection. Unsandboxed, anyone
+                    # with the bot's token (any process of the same user can read it) could
+                    # be saying this: a session never moves then. Sandboxed, the endpoint and
+                    # the token exist only inside the bot's own sandbox: it is the bot itself,
+                    # reconnecting.
+                    live.counters["hello_refused"] += 1
+                    self._reply_stranger(
+                        identity,
+                        remote,
+                        "reject",
+                        reply_to=message.id,
+                        code="auth",
+                        reason="this bot is connected already; a session never moves to "
+                        "another connection",
+                    )
+                    self.stray_messages += 1
+                    return
+                if live is not None:
+                    session = self._reconnecting(self._by_identity, lambda known: known is live)
         if session is None:
             self._reply_stranger(
                 identity,
@@ -636,6 +740,12 @@ class BotServer:
                 "max_message_bytes": MAX_MESSAGE_BYTES,
             },
         )
+
+    def _live_session(self, token: str) -> BotSession | None:
+        for known in self._by_identity.values():
+            if known.token == token and not known.closed:
+                return known
+        return None
 
     def _reconnecting(
         self, table: dict[bytes, BotSession], is_it: Callable[[BotSession], bool]
@@ -702,13 +812,24 @@ class BotServer:
         return Fault(kind, -1, session.name, detail, stderr_tail=session.stderr_tail())
 
     def _crash_fault(self, session: BotSession, when: str) -> Fault:
-        code = session.process.exit_code() if session.process is not None else None
+        process = session.process
+        code = process.exit_code() if process is not None else None
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         session.closed = True
-        # Give the log reader a moment to collect the last lines the bot wrote.
-        if session.process is not None:
-            session.process.stop(0.0)
-        return self._fault(session, FaultKind.CRASH, f"process ended ({how}) {when}")
+        memory = ""
+        if process is not None:
+            limits = process.spec.limits
+            if process.memory_exceeded():
+                memory = f": over its memory limit of {limits.memory_mb} MiB"
+            # Give the log reader a moment to collect the last lines the bot wrote.
+            process.stop(0.0)
+            if not memory and _OUT_OF_MEMORY.search("\n".join(process.stderr_tail())):
+                memory = ": it ran out of memory" + (
+                    f" (address-space limit of {limits.address_space_mb} MiB)"
+                    if limits.address_space_mb is not None
+                    else ""
+                )
+        return self._fault(session, FaultKind.CRASH, f"process ended ({how}) {when}{memory}")
 
 
 def _pending_fault(session: BotSession) -> Fault | None:

@@ -49,6 +49,7 @@ from referee.bots import BotSpec, kill_until_gone
 from referee.options import RulesOptions
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.sandbox import SandboxPlan, bubblewrap_problem
 from referee.server import RemoteListener
 from tournaments import reaper
 from tournaments.errors import ClusterError
@@ -86,6 +87,8 @@ class MatchTask:
     remote: RemoteListener | None = None
     #: How long a match waits for a remote bot that is not connected.
     remote_connect_s: float = 60.0
+    #: How the bots are started: sandboxed or not (resolved by the coordinator).
+    sandbox: SandboxPlan | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +208,10 @@ def _runner_for(task: MatchTask, ident: int) -> _Slot:
         stale.runner.close()
     if slot is None:
         problems = [] if _in_pool else bot_problems(task.bots)
+        if not _in_pool and task.sandbox is not None and task.sandbox.enabled:
+            missing = bubblewrap_problem()
+            if missing is not None:
+                problems.append(f"the tournament sandboxes its bots, but {missing}")
         if problems:
             # Fail the task rather than record a forfeit that this machine caused: a worker
             # without a bot's program is a cluster set up wrongly (docs/cluster.md).
@@ -216,6 +223,7 @@ def _runner_for(task: MatchTask, ident: int) -> _Slot:
             log_dir=_log_dir(task, ident),
             remote=task.remote,
             remote_connect_s=task.remote_connect_s,
+            sandbox=task.sandbox,
         )
         slot = _Slot(task.runner_key, runner)
         with _lock:

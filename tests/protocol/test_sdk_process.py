@@ -244,8 +244,8 @@ def test_a_bot_whose_parent_dies_exits(directory: Path, referee: ScriptedReferee
 
 def test_sdk_bots_play_against_the_real_match_runner(directory: Path) -> None:
     specs = [
-        BotSpec("random", (sys.executable, "-m", RANDOM_BOT, "--seed", "1")),
-        BotSpec("first", (sys.executable, "-m", FIRST_LEGAL_BOT)),
+        BotSpec("random", (sys.executable, "-m", RANDOM_BOT, "--seed", "1"), keep_alive=True),
+        BotSpec("first", (sys.executable, "-m", FIRST_LEGAL_BOT), keep_alive=True),
     ]
     with MatchRunner(heartbeat_ms=200, log_dir=directory) as runner:
         for seed in range(3):

