@@ -18,8 +18,18 @@
     fresh interpreter. The target is flat: the coordinator keeps a bounded window of matches
     in flight and reads standings as aggregates, never every result.
 
+(c) Containment: the same four-bot round robin (concurrency 2, pinned) with bots kept
+    alive unsandboxed, started afresh for every match unsandboxed, and afresh in a
+    bubblewrap sandbox (with the opponent frozen while a bot decides): matches/s and games/s,
+    alternating over ``--repeat`` rounds. Then the start cost of one bot process, from its
+    start to its hello and again to its exit after ``shutdown``, for the bundled Python
+    (``random``) and C bots, with and without the sandbox, measured alternately
+    (``--starts`` each); the target is a sandbox that adds at most 10 % to a bot's start.
+    cgroups, where the machine has them, are the same in both.
+
     python benchmarks/tournament.py [--matches-per-pair 30] [--max-concurrency 3]
-                                    [--repeat 3] [--sizes 100,1000]
+                                    [--repeat 3] [--sizes 100,1000] [--starts 40]
+                                    [--only a,b,c]
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -47,6 +58,8 @@ from rich.console import Console
 from referee.bundled import resolve_bot
 from referee.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl
+from referee.sandbox import SandboxMode, plan_sandbox
+from referee.server import BotServer
 from tournaments.config import ExecutorSetup, TournamentSetup
 from tournaments.render import QuietDisplay
 from tournaments.tournament import cpus_text, run_tournament, worker_cpus
@@ -80,10 +93,16 @@ def _setup(
     output: Path,
     rules: RulesOptions,
     affinity: bool = True,
+    *,
+    keep_alive: bool = True,
+    sandbox: SandboxMode = SandboxMode.OFF,
 ) -> TournamentSetup:
     return TournamentSetup(
         name=f"bench-{bots}x{matches_per_pair}-c{concurrency}",
-        bots=tuple(resolve_bot("random", f"random-{index}") for index in range(1, bots + 1)),
+        bots=tuple(
+            replace(resolve_bot("random", f"random-{index}"), keep_alive=keep_alive)
+            for index in range(1, bots + 1)
+        ),
         format="round_robin",
         gauntlet=(),
         matches_per_pair=matches_per_pair,
@@ -93,6 +112,7 @@ def _setup(
         seed=1,
         output=output,
         executor=ExecutorSetup(affinity=affinity),
+        sandbox=sandbox,
     )
 
 
@@ -107,7 +127,13 @@ def _cpu_seconds() -> float:
 
 
 def throughput(
-    matches_per_pair: int, concurrency: int, affinity: bool, scratch: Path
+    matches_per_pair: int,
+    concurrency: int,
+    affinity: bool,
+    scratch: Path,
+    *,
+    keep_alive: bool = True,
+    sandbox: SandboxMode = SandboxMode.OFF,
 ) -> dict[str, float]:
     """Play the four-bot round robin into a fresh directory under ``scratch``; matches/s and
     games/s overall and in steady state."""
@@ -115,7 +141,16 @@ def throughput(
     # files are deleted, ext4 spends about a millisecond of kernel time on each new file
     # (its inode allocator skips recently deleted inodes), in the coordinator's process.
     output = Path(tempfile.mkdtemp(prefix="run-", dir=scratch)) / "out"
-    setup = _setup(4, matches_per_pair, concurrency, output, RulesOptions(), affinity)
+    setup = _setup(
+        4,
+        matches_per_pair,
+        concurrency,
+        output,
+        RulesOptions(),
+        affinity,
+        keep_alive=keep_alive,
+        sandbox=sandbox,
+    )
     clock = _Clock()
     before = _cpu_seconds()
     started = time.perf_counter()
@@ -195,6 +230,64 @@ def runner_baseline(processes: int, bots: int, seconds: float, pinned: bool = Fa
     return float(sum(rates))
 
 
+def start_cost(bot: str, sandboxed: bool) -> tuple[float, float]:
+    """Seconds from starting ``bot`` to its hello, and from ``shutdown`` to its exit."""
+    plan = plan_sandbox("required" if sandboxed else "off")
+    with BotServer(sandbox=plan) as server:
+        started = time.perf_counter()
+        session = server.start_bot(resolve_bot(bot))
+        fault = server.handshake(session, 20.0)
+        hello = time.perf_counter() - started
+        assert fault is None, fault
+        stopping = time.perf_counter()
+        server.stop_bot(session)
+        return hello, time.perf_counter() - stopping
+
+
+def containment(matches_per_pair: int, repeat: int, starts: int, scratch: Path) -> None:
+    """(c): the three ways to run bots, and the start cost with and without the sandbox."""
+    modes = {
+        "kept alive, unsandboxed": (True, SandboxMode.OFF),
+        "fresh per match, unsandboxed": (False, SandboxMode.OFF),
+        "fresh per match, sandboxed": (False, SandboxMode.REQUIRED),
+    }
+    runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
+    for _ in range(repeat):
+        for mode, (keep_alive, sandbox) in modes.items():
+            runs[mode].append(
+                throughput(
+                    matches_per_pair, 2, True, scratch, keep_alive=keep_alive, sandbox=sandbox
+                )
+            )
+    base = median(run["games_per_s"] for run in runs["kept alive, unsandboxed"])
+    for mode, results in runs.items():
+        games = median(run["games_per_s"] for run in results)
+        rounds = ", ".join(f"{run['games_per_s']:.0f}" for run in results)
+        print(
+            f"(c) {mode}: {median(run['matches_per_s'] for run in results):.1f} matches/s, "
+            f"{games:.0f} games/s ({games / base:.2f}x kept alive; rounds: {rounds} games/s)"
+        )
+    for bot in ("random", "c"):
+        times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+        start_cost(bot, False)  # warm the page cache and build the C bot if needed
+        start_cost(bot, True)
+        for _ in range(starts):
+            for sandboxed in (False, True):
+                times[sandboxed].append(start_cost(bot, sandboxed))
+        bare_hello = median(hello for hello, _ in times[False])
+        boxed_hello = median(hello for hello, _ in times[True])
+        ratios = sorted(
+            boxed[0] / bare[0] for bare, boxed in zip(times[False], times[True], strict=True)
+        )
+        print(
+            f"    start of one {bot} bot to its hello, median of {starts}: unsandboxed "
+            f"{1000 * bare_hello:.1f} ms, sandboxed {1000 * boxed_hello:.1f} ms: "
+            f"{boxed_hello / bare_hello:.2f}x (median of paired ratios {median(ratios):.2f}x); "
+            f"stop after shutdown {1000 * median(stop for _, stop in times[False]):.1f} ms "
+            f"and {1000 * median(stop for _, stop in times[True]):.1f} ms"
+        )
+
+
 def memory_run(matches: int) -> dict[str, float]:
     """In this (fresh) interpreter: a five-bot round robin of ``matches`` matches; the
     coordinator's peak RSS and Python heap peak."""
@@ -231,6 +324,8 @@ def main() -> None:
     parser.add_argument(
         "--max-concurrency", type=int, default=3, help="(a) runs concurrency 1 to this"
     )
+    parser.add_argument("--starts", type=int, default=40, help="bot starts per setting in (c)")
+    parser.add_argument("--only", default="a,b,c", help="which parts to run")
     parser.add_argument("--memory-run", type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.memory_run:
@@ -241,6 +336,20 @@ def main() -> None:
         f"{os.cpu_count()} CPUs, {platform.machine()}, load average before the run "
         f"{os.getloadavg()[0]:.2f} (other work on the machine competes for the cores)"
     )
+    parts = set(arguments.only.split(","))
+    if "c" in parts:
+        with tempfile.TemporaryDirectory(prefix="aegis-bench-") as scratch:
+            containment(
+                arguments.matches_per_pair, arguments.repeat, arguments.starts, Path(scratch)
+            )
+    if "a" in parts:
+        concurrency_part(arguments)
+    if "b" in parts:
+        memory_part(arguments)
+
+
+def concurrency_part(arguments: argparse.Namespace) -> None:
+    """(a): throughput by concurrency, pinned and not, against bare runner loops."""
     concurrencies = range(1, arguments.max_concurrency + 1)
     # Rounds alternate the settings so that a burst of other work on the machine hits them
     # alike; the figures are medians over the rounds. Each concurrency runs with the workers
@@ -302,6 +411,10 @@ def main() -> None:
             f"{median(one_process):.0f} games/s, 2 processes {median(two_processes):.0f} "
             f"games/s: {median(ratios):.2f}x (rounds: {', '.join(f'{v:.2f}' for v in ratios)})"
         )
+
+
+def memory_part(arguments: argparse.Namespace) -> None:
+    """(b): the coordinator's memory for tournaments of several sizes."""
     for size in (int(text) for text in arguments.sizes.split(",")):
         output = subprocess.run(
             [sys.executable, __file__, "--memory-run", str(size)],

@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import struct
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -61,7 +62,6 @@ from typing import Any
 
 import msgpack
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from protocol.errors import ProtocolError
 from protocol.sdk_views import (
@@ -639,8 +639,13 @@ def _has_disconnected(monitor: zmq.Socket[bytes]) -> bool:
     """True if the socket's monitor reports that the connection dropped."""
     while True:
         try:
-            event = recv_monitor_message(monitor, zmq.NOBLOCK)
+            frames = monitor.recv_multipart(zmq.NOBLOCK)
         except zmq.Again:
             return False
-        if isinstance(event, dict) and event["event"] == zmq.EVENT_DISCONNECTED:
+        # A monitor event's first frame: the event number (16 bits), then its value (32).
+        # Read here rather than with zmq.utils.monitor, whose import (asyncio) would add a
+        # sixth to every bot's start.
+        if len(frames[0]) >= 2 and struct.unpack_from("=H", frames[0])[0] == int(
+            zmq.EVENT_DISCONNECTED
+        ):
             return True

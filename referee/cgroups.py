@@ -15,6 +15,7 @@ the next one starts.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BotCgroup", "CgroupSupport", "detect_cgroups"]
+__all__ = ["BotCgroup", "CgroupSupport", "detect_cgroups", "release_folders"]
 
 #: The v1 controllers used, and the v2 controllers enabled for bots where possible.
 _V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpuset", "freezer")
@@ -157,6 +158,21 @@ def _remove_stale(support: CgroupSupport) -> None:
 
 
 _parent_lock = threading.Lock()
+#: This process's folders, removed when it exits (those of a process that cannot, killed
+#: outright, go with the next referee's sweep).
+_own_folders: list[Path] = []
+
+
+def release_folders() -> None:
+    """Remove this process's (empty) folders of bot groups; safe to call more than once."""
+    with _parent_lock:
+        folders, _own_folders[:] = list(_own_folders), []
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
+atexit.register(release_folders)
 
 
 def _parent(base: Path, v2_enable: frozenset[str] = frozenset()) -> Path:
@@ -165,6 +181,7 @@ def _parent(base: Path, v2_enable: frozenset[str] = frozenset()) -> Path:
     with _parent_lock:
         if not folder.is_dir():
             folder.mkdir(exist_ok=True)
+            _own_folders.append(folder)
             if (base / "cpuset.cpus").exists():
                 # A v1 cpuset takes no task until its CPUs and memory nodes are set.
                 for name in ("cpuset.cpus", "cpuset.mems"):

@@ -23,6 +23,7 @@ from referee.game import Seat
 from referee.match import Termination
 from referee.options import RulesOptions
 from referee.records import VerifyReport, dumps_line, match_lines, verify_lines
+from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.selfplay import POLICIES, PlayedMatch, derive_seed, play_match
 
 __all__ = [
@@ -56,6 +57,31 @@ PromiseMinBidOption = Annotated[
 MaxExchangeRoundsOption = Annotated[
     int | None, typer.Option(help="Rules option: exchange rounds before bidding (0-4).")
 ]
+
+
+# How started bots are contained, shared by every command that starts bots.
+SandboxOption = Annotated[
+    SandboxMode,
+    typer.Option(
+        "--sandbox",
+        help="auto: run each bot in a bubblewrap sandbox where bubblewrap works, else "
+        "unsandboxed with a warning; required: refuse to run without it; off: never.",
+        case_sensitive=False,
+    ),
+]
+
+
+def sandbox_from_flag(mode: SandboxMode, *, exit_code: int = 2) -> SandboxPlan:
+    """The sandbox plan for ``--sandbox``: exits with ``exit_code`` and a message naming
+    what is missing for ``required``; warns on stderr when bots will run unsandboxed."""
+    try:
+        plan = plan_sandbox(mode)
+    except SandboxUnavailableError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(exit_code) from None
+    if not plan.enabled and mode is not SandboxMode.OFF:
+        typer.echo(f"warning: {plan.summary}", err=True)
+    return plan
 
 
 def rules_from_flags(

@@ -60,6 +60,7 @@ from referee.game import GameState, Seat, apply, legal_actions, new_game, observ
 from referee.match import draw_first_master, finish_game, new_match, start_game
 from referee.options import RulesOptions
 from referee.runner import TimeControl, decide_message, match_start_message
+from referee.sandbox import SandboxPlan
 from referee.selfplay import RandomPolicy, derive_seed
 from referee.server import BotServer, BotSession
 
@@ -180,6 +181,8 @@ class CheckSettings:
     heartbeat_ms: int = 5000
     matches: int = 3
     seed: int = 1
+    #: How the bot is started: as a tournament starts it (sandboxed where it can be).
+    sandbox: SandboxPlan | None = None
 
     def __post_init__(self) -> None:
         if min(self.decision_ms, self.warmup_ms, self.heartbeat_ms, self.matches) < 1:
@@ -285,7 +288,7 @@ class _Checker:
         self.spec = spec
         self.settings = settings
         self.clock = TimeControl(decision_ms=settings.decision_ms, warmup_ms=settings.warmup_ms)
-        self.server = BotServer(heartbeat_ms=settings.heartbeat_ms)
+        self.server = BotServer(heartbeat_ms=settings.heartbeat_ms, sandbox=settings.sandbox)
         self.session: BotSession | None = None
         #: Why the bot cannot be used any more (it could not be started), if so.
         self.unavailable: str | None = None
@@ -699,7 +702,9 @@ def check_handshake(checker: _Checker) -> Verdict:
 def check_unsupported_version(checker: _Checker) -> Verdict:
     """Another copy of the bot is offered only an unknown version; it must exit."""
     with BotServer(
-        heartbeat_ms=checker.settings.heartbeat_ms, supported_versions=FOREIGN_VERSIONS
+        heartbeat_ms=checker.settings.heartbeat_ms,
+        supported_versions=FOREIGN_VERSIONS,
+        sandbox=checker.settings.sandbox,
     ) as server:
         session = server.start_bot(checker.spec)
         try:

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from referee.bundled import BotNameError, resolve_bot
+from referee.cli import SandboxOption, sandbox_from_flag
 from referee.conformance import (
     CHECKLIST,
     CheckReport,
@@ -22,6 +23,7 @@ from referee.conformance import (
     Status,
     check_bot,
 )
+from referee.sandbox import SandboxMode
 
 __all__ = ["EXIT_FAILED", "EXIT_UNUSABLE", "app", "check_bot_command"]
 
@@ -69,6 +71,7 @@ def check_bot_command(
         bool,
         typer.Option("--remote", help="Check a remote bot that dials in (not supported yet)."),
     ] = False,
+    sandbox: SandboxOption = SandboxMode.AUTO,
 ) -> None:
     """Check that a bot speaks the protocol and plays by the rules before a tournament.
 
@@ -91,7 +94,10 @@ def check_bot_command(
     except BotNameError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_UNUSABLE) from None
-    settings = CheckSettings(decision_ms=decision_ms, warmup_ms=warmup_ms, matches=matches)
+    plan = sandbox_from_flag(sandbox, exit_code=EXIT_UNUSABLE)
+    settings = CheckSettings(
+        decision_ms=decision_ms, warmup_ms=warmup_ms, matches=matches, sandbox=plan
+    )
     if json_output:
         report = check_bot(spec, settings)
         typer.echo(json.dumps(report.to_json(), indent=2))

@@ -43,6 +43,7 @@ from referee.runner import (
     match_end_message,
     match_start_message,
 )
+from referee.sandbox import SandboxPlan
 from referee.server import BotServer, BotSession, Reply
 
 __all__ = [
@@ -128,13 +129,14 @@ def play_human_match(
     time_control: TimeControl | None = None,
     match_id: str = "1",
     server: BotServer | None = None,
+    sandbox: SandboxPlan | None = None,
 ) -> HumanMatch:
     """Play one match between ``human`` in ``human_seat`` and the bot process ``bot``.
 
     All chance comes from ``seed``, as in :meth:`MatchRunner.play`, so the deals are those of
     a bot match with the same seed. The bot is started here and always stopped before
     returning, also when the human quits or Ctrl-C interrupts; ``server`` (closed by its
-    owner) is made and closed here if not given.
+    owner) is made and closed here if not given, starting the bot as ``sandbox`` says.
     """
     options = options or RulesOptions()
     control = time_control or TimeControl()
@@ -146,7 +148,7 @@ def play_human_match(
     match = new_match(options, draw_first_master(rng))
     outcome = HumanMatch(MatchReport(match_id, players, seed, match))
     own_server = server is None
-    active = server or BotServer()
+    active = server or BotServer(sandbox=sandbox)
     session: BotSession | None = None
     farewell = "match over"
     try:

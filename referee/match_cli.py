@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,14 +19,17 @@ from referee.cli import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
     PromiseMinBidOption,
+    SandboxOption,
     TargetScoreOption,
     rules_from_flags,
+    sandbox_from_flag,
     write_record_or_exit,
 )
 from referee.faults import FaultKind
 from referee.records import dumps_line
 from referee.replay import render_records
 from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.sandbox import SandboxMode
 from referee.selfplay import derive_seed
 from referee.server import RemoteListener, generate_keys, listen_problem, read_secret_key
 
@@ -67,6 +71,15 @@ def match(
     cold_margin: ColdMarginOption = None,
     promise_min_bid: PromiseMinBidOption = None,
     max_exchange_rounds: MaxExchangeRoundsOption = None,
+    sandbox: SandboxOption = SandboxMode.AUTO,
+    keep_alive: Annotated[
+        bool,
+        typer.Option(
+            "--keep-alive",
+            help="One process per bot for every match (trusted bots: it remembers); by "
+            "default each match starts the bots afresh.",
+        ),
+    ] = False,
 ) -> None:
     """Play matches between two bots over the protocol and print each result.
 
@@ -79,6 +92,9 @@ def match(
     except BotNameError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_UNREADABLE) from None
+    if keep_alive:
+        spec_a, spec_b = replace(spec_a, keep_alive=True), replace(spec_b, keep_alive=True)
+    plan = sandbox_from_flag(sandbox, exit_code=EXIT_UNREADABLE)
     control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
     names = (spec_a.name, spec_b.name)
     remote = _remote_listener(listen, key_file, spec_a.is_remote or spec_b.is_remote)
@@ -86,7 +102,9 @@ def match(
     points: Counter[str] = Counter()
     faults: Counter[tuple[str, FaultKind]] = Counter()
     lines: list[str] = []
-    with MatchRunner(options=options, time_control=control, log_dir=logs, remote=remote) as runner:
+    with MatchRunner(
+        options=options, time_control=control, log_dir=logs, remote=remote, sandbox=plan
+    ) as runner:
         if remote is not None:
             typer.echo(
                 f"listening for remote bots on {runner.server.remote_endpoint}, "

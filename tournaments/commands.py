@@ -111,7 +111,9 @@ def tournament(
             "Stopping: no new matches; finishing the ones in progress (Ctrl-C again to abort)",
             "Aborted: matches in progress are lost; run the same command to resume",
         ):
-            summary, _ = run_tournament(setup, display=display, stop=stop)
+            summary, _ = run_tournament(
+                setup, display=display, stop=stop, warn=lambda text: typer.echo(text, err=True)
+            )
     except TournamentError as error:
         raise _fail(str(error)) from None
     missing = summary.total - summary.stored
@@ -172,11 +174,19 @@ def report(
     anchor: Annotated[
         str | None, typer.Option(help="Fix this bot's Elo at 1500 (default: mean 1500).")
     ] = None,
+    show_seed: Annotated[
+        bool,
+        typer.Option(
+            "--show-seed",
+            help="Show the master seed, from which every deal follows: for a report published "
+            "once the tournament is over, so that anyone can check the deals.",
+        ),
+    ] = False,
 ) -> None:
     """Write a self-contained HTML report: standings, Elo chart, crosstable heat map, rating
     progression, faults per bot and links to every match record. Works during a run too."""
     try:
-        path = write_report(output_dir, output, anchor=anchor)
+        path = write_report(output_dir, output, anchor=anchor, show_seed=show_seed)
     except TournamentError as error:
         raise _fail(str(error)) from None
     typer.echo(f"report: {path}")

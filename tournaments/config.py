@@ -28,6 +28,7 @@ from referee.bundled import bundled_bot_names, sample_bots_dir
 from referee.errors import RulesOptionsError
 from referee.options import RulesOptions
 from referee.runner import TimeControl
+from referee.sandbox import SandboxMode, bot_home
 from referee.selfplay import derive_seed
 from referee.server import RemoteListener, read_secret_key
 from tournaments.errors import ConfigError, ConfigIssue
@@ -85,6 +86,28 @@ class LimitsConfig(_Model):
         ge=0,
         description="Bytes of the bot's output kept in its log.",
     )
+    memory_mb: int | None = Field(
+        default=_DEFAULT_LIMITS.memory_mb,
+        ge=16,
+        description="Memory of the bot and everything it starts, in MiB (a cgroup limit; "
+        "over it, the bot crashes with a fault that says so).",
+    )
+    processes: int | None = Field(
+        default=_DEFAULT_LIMITS.processes,
+        ge=8,
+        description="Processes and threads of the bot and everything it starts (a cgroup "
+        "limit: a fork bomb stops there).",
+    )
+    tmp_mb: int = Field(
+        default=_DEFAULT_LIMITS.tmp_mb,
+        ge=1,
+        description="Size of the sandbox's private /tmp in MiB.",
+    )
+    file_size_mb: int | None = Field(
+        default=_DEFAULT_LIMITS.file_size_mb,
+        ge=1,
+        description="Largest file the bot may write, in MiB (an rlimit).",
+    )
 
 
 class BotConfig(_Model):
@@ -106,6 +129,17 @@ class BotConfig(_Model):
         default_factory=dict, description="Extra environment variables for the bot."
     )
     limits: LimitsConfig = LimitsConfig()  # frozen: safe to share
+    keep_alive: bool = Field(
+        default=False,
+        description="Reuse one process for every match of the bot (trusted bots only: a "
+        "process remembers what it saw); by default every match starts it afresh.",
+    )
+    read_only: list[str] = Field(
+        default_factory=list,
+        description="More paths its sandbox shows, read-only (relative to the config file's "
+        "directory); it always sees the system directories, its own directory and the "
+        "referee's Python.",
+    )
 
     @field_validator("name", mode="before")
     @classmethod
@@ -240,7 +274,12 @@ class TournamentConfig(_Model):
         description="Matches played at the same time by the local executor (one worker "
         "process each); on a Dask cluster, as many as its workers have threads.",
     )
-    seed: int = Field(default=1, ge=0, description="Master seed of every deal.")
+    seed: int | None = Field(
+        default=None,
+        ge=0,
+        description="Master seed of every deal; leave it out to have a secret one drawn "
+        "from the operating system when the results store is made, and kept there.",
+    )
     output: str | None = Field(
         default=None,
         description="Output directory, relative to the current directory; default results/<name>.",
@@ -254,6 +293,17 @@ class TournamentConfig(_Model):
     )
     listen: ListenConfig | None = Field(
         default=None, description="Where remote bots dial in; needed when a bot has remote_key."
+    )
+    sandbox: Literal["auto", "required", "off"] = Field(
+        default="auto",
+        description="auto: every started bot runs in a bubblewrap sandbox where bubblewrap "
+        "works, unsandboxed (and said loudly) where not; required: refuse to start without "
+        "it; off: never.",
+    )
+    freeze_opponent: bool = Field(
+        default=True,
+        description="Sandboxed bots: freeze a bot while its opponent decides, so that it "
+        "cannot take CPU from it.",
     )
 
     @field_validator("executor", mode="before")
@@ -309,7 +359,9 @@ class TournamentSetup:
     options: RulesOptions
     time_control: TimeControl
     concurrency: int
-    seed: int
+    #: The master seed of every deal; None: the results store's own (drawn when it is made,
+    #: see :meth:`with_seed`).
+    seed: int | None
     output: Path
     anchor: str | None = None
     #: Where matches are played (config key ``executor``).
@@ -318,6 +370,10 @@ class TournamentSetup:
     listen: RemoteListener | None = None
     #: How long a match waits for a remote bot that is not connected.
     remote_connect_s: float = 60.0
+    #: How started bots are contained (config key ``sandbox``).
+    sandbox: SandboxMode = SandboxMode.AUTO
+    #: Freeze a sandboxed bot while its opponent decides (config key ``freeze_opponent``).
+    freeze_opponent: bool = True
     #: The config file, if the setup came from one.
     source: Path | None = None
 
@@ -325,6 +381,27 @@ class TournamentSetup:
     def bot_names(self) -> tuple[str, ...]:
         """The bots' names in config order."""
         return tuple(spec.name for spec in self.bots)
+
+    def with_seed(self, seed: int) -> TournamentSetup:
+        """The setup playing from master seed ``seed``: the config's, or the one its results
+        store drew (a config without ``seed`` knows it only once the store is open).
+
+        Each bot whose ``env`` gives no ``AEGIS_SEED`` gets one derived from ``seed`` and its
+        name, so that a run with concurrency 1 is reproducible move for move (bundled bots
+        seed their randomness from it). The derivation is one-way: a bot cannot go back from
+        its ``AEGIS_SEED`` to a long master seed, only try every small one.
+        """
+        if self.seed is not None and self.seed != seed:
+            raise ValueError(f"the setup plays from seed {self.seed}, not {seed}")
+        bots = tuple(
+            spec
+            if "AEGIS_SEED" in spec.env
+            else replace(
+                spec, env={**spec.env, "AEGIS_SEED": str(derive_seed(seed, "bot", spec.name))}
+            )
+            for spec in self.bots
+        )
+        return replace(self, seed=seed, bots=bots)
 
     def with_overrides(
         self,
@@ -589,20 +666,13 @@ def _resolve_command(command: str | list[str], cwd: Path, path: _Path) -> tuple[
     return tuple(argv)
 
 
-def _resolve_bot(bot: BotConfig, index: int, base_dir: Path, seed: int) -> BotSpec:
+def _resolve_bot(bot: BotConfig, index: int, base_dir: Path) -> BotSpec:
     path: _Path = ("bots", index)
     if (bot.command is None) == (bot.remote_key is None):
         raise _PathError(path, "give exactly one of 'command' (a bot to start) or 'remote_key'")
+    # AEGIS_SEED, unless given here, comes from the master seed: TournamentSetup.with_seed.
     env = dict(bot.env)
-    # Bundled bots seed their randomness from AEGIS_SEED: derive one per bot from the master
-    # seed, so that a run with concurrency 1 is reproducible move for move.
-    env.setdefault("AEGIS_SEED", str(derive_seed(seed, "bot", bot.name)))
-    limits = ResourceLimits(
-        cpu_seconds=bot.limits.cpu_seconds,
-        address_space_mb=bot.limits.address_space_mb,
-        open_files=bot.limits.open_files,
-        log_bytes=bot.limits.log_bytes,
-    )
+    limits = ResourceLimits(**bot.limits.model_dump())
     if bot.remote_key is not None:
         if not _Z85_KEY.fullmatch(bot.remote_key):
             raise _PathError((*path, "remote_key"), "a CurveZMQ public key is 40 Z85 characters")
@@ -614,7 +684,25 @@ def _resolve_bot(bot: BotConfig, index: int, base_dir: Path, seed: int) -> BotSp
             raise _PathError((*path, "cwd"), f"working directory {str(cwd)!r} does not exist")
     assert bot.command is not None
     argv = _resolve_command(bot.command, cwd, (*path, "command"))
-    return BotSpec(bot.name, argv, str(cwd.resolve()), env, limits)
+    read_only = []
+    for number, text in enumerate(bot.read_only):
+        shown = Path(os.path.normpath(base_dir / Path(text).expanduser()))
+        if not shown.exists():
+            raise _PathError((*path, "read_only", number), f"path {str(shown)!r} does not exist")
+        read_only.append(str(shown))
+    # The bot's own folder, shown in its sandbox: its cwd when the config names one, else the
+    # folder of its program or script.
+    home = str(cwd.resolve()) if bot.cwd is not None else bot_home(argv, str(cwd))
+    return BotSpec(
+        bot.name,
+        argv,
+        str(cwd.resolve()),
+        env,
+        limits,
+        home=home,
+        read_only=tuple(read_only),
+        keep_alive=bot.keep_alive,
+    )
 
 
 def _resolve_file(text: str, base_dir: Path, path: _Path, *, must_exist: bool = True) -> Path:
@@ -837,7 +925,7 @@ def parse_config(
     specs: list[BotSpec] = []
     for index, bot in enumerate(config.bots):
         try:
-            specs.append(_resolve_bot(bot, index, base_dir, config.seed))
+            specs.append(_resolve_bot(bot, index, base_dir))
         except _PathError as problem:
             problems.append(problem)
     if problems:
@@ -849,7 +937,7 @@ def parse_config(
         bank_ms=config.time_control.bank_ms,
         warmup_ms=config.time_control.warmup_ms,
     )
-    return TournamentSetup(
+    setup = TournamentSetup(
         name=config.name,
         bots=tuple(specs),
         format=config.format,
@@ -864,7 +952,11 @@ def parse_config(
         executor=executor,
         listen=listener,
         remote_connect_s=float(config.listen.connect_timeout_s) if config.listen else 60.0,
+        sandbox=SandboxMode(config.sandbox),
+        freeze_opponent=config.freeze_opponent,
     )
+    # Without a seed, the bots' AEGIS_SEED waits for the one the results store gives.
+    return setup if config.seed is None else setup.with_seed(config.seed)
 
 
 def load_config(path: Path) -> TournamentSetup:

@@ -39,8 +39,10 @@ from referee.cli import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
     PromiseMinBidOption,
+    SandboxOption,
     TargetScoreOption,
     rules_from_flags,
+    sandbox_from_flag,
     write_record,
 )
 from referee.errors import AegisError
@@ -49,6 +51,7 @@ from referee.human import HumanMatch, HumanMatchStart, HumanQuit, play_human_mat
 from referee.options import RulesOptions
 from referee.records import dumps_line
 from referee.runner import TimeControl
+from referee.sandbox import SandboxMode
 
 __all__ = [
     "EXIT_DONE",
@@ -624,6 +627,7 @@ def play_command(
     cold_margin: ColdMarginOption = None,
     promise_min_bid: PromiseMinBidOption = None,
     max_exchange_rounds: MaxExchangeRoundsOption = None,
+    sandbox: SandboxOption = SandboxMode.AUTO,
 ) -> None:
     """Play a match against a bot in the terminal.
 
@@ -643,6 +647,7 @@ def play_command(
         no_color=color is False,
     )
     human = Seat(seat)
+    plan = sandbox_from_flag(sandbox, exit_code=EXIT_USAGE)
     outcome = play_human_match(
         spec,
         TerminalPlayer(console),
@@ -651,6 +656,7 @@ def play_command(
         human_name=name,
         options=options,
         time_control=TimeControl(decision_ms=decision_ms, warmup_ms=warmup_ms),
+        sandbox=plan,
     )
     console.print()
     for line in describe_end(outcome, human):

@@ -28,12 +28,15 @@ from referee.cli import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
     PromiseMinBidOption,
+    SandboxOption,
     TargetScoreOption,
     rules_from_flags,
+    sandbox_from_flag,
     write_record_or_exit,
 )
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.sandbox import SandboxMode
 from referee.selfplay import derive_seed
 from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, run_sprt
 
@@ -146,6 +149,7 @@ def sprt(
     cold_margin: ColdMarginOption = None,
     promise_min_bid: PromiseMinBidOption = None,
     max_exchange_rounds: MaxExchangeRoundsOption = None,
+    sandbox: SandboxOption = SandboxMode.AUTO,
 ) -> None:
     """Is NEW better than OLD? Play duplicate pairs of matches until the SPRT decides.
 
@@ -164,6 +168,7 @@ def sprt(
     except BotNameError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_ERROR) from None
+    plan = sandbox_from_flag(sandbox, exit_code=EXIT_ERROR)
     console = Console(highlight=False, markup=False, soft_wrap=True)
     lower, upper = test.bounds
     console.print(
@@ -176,7 +181,7 @@ def sprt(
     display = _Display(console)
     status: SprtStatus | None = None
     try:
-        with MatchRunner(options=options, time_control=control) as runner:
+        with MatchRunner(options=options, time_control=control, sandbox=plan) as runner:
 
             def play_pair(number: int) -> PairOutcome | None:
                 return _play_pair(runner, (spec_new, spec_old), seed, number, lines, display)

@@ -18,6 +18,7 @@ from tournaments.store import (
     ResultGroup,
     count_results,
     count_scheduled,
+    read_containment,
     read_meta,
     result_groups,
     stored_bot_names,
@@ -141,11 +142,15 @@ class Standings:
     matches_played: int
     matches_scheduled: int
     anchor: str | None
+    #: Why the bots ran unsandboxed in some run, if they did ("bots ran unsandboxed as
+    #: user root: ..."); None when sandboxed.
+    containment: str | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Warnings about the ratings (results graph not connected, …)."""
-        return self.fit.warnings
+        """Warnings about the run (bots unsandboxed) and the ratings (results graph not
+        connected, …)."""
+        return ((self.containment,) if self.containment else ()) + self.fit.warnings
 
     @property
     def games(self) -> int:
@@ -166,8 +171,10 @@ def build_standings(
     matches_played: int,
     matches_scheduled: int,
     anchor: str | None = None,
+    containment: str | None = None,
 ) -> Standings:
-    """Standings from aggregated results: tallies, Elo with intervals, crosstable."""
+    """Standings from aggregated results: tallies, Elo with intervals, crosstable;
+    ``containment``: why the bots ran unsandboxed, if they did."""
     groups = list(groups)
     records = tally(names, groups)
     wins = win_counts(groups)
@@ -197,6 +204,7 @@ def build_standings(
         matches_played=matches_played,
         matches_scheduled=matches_scheduled,
         anchor=anchor if anchor in records else None,
+        containment=containment,
     )
 
 
@@ -211,4 +219,5 @@ def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None)
         matches_played=count_results(connection),
         matches_scheduled=count_scheduled(connection),
         anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
+        containment=read_containment(connection),
     )

@@ -33,6 +33,7 @@ from typing import Any
 from referee.bots import BotSpec
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule import ScheduledMatch
+from tournaments.seeds import draw_seed
 
 __all__ = [
     "DATABASE_NAME",
@@ -50,7 +51,9 @@ __all__ = [
     "iter_results",
     "lock_output",
     "open_store",
+    "read_containment",
     "read_meta",
+    "record_containment",
     "record_path",
     "remove_stale_temporaries",
     "result_groups",
@@ -241,6 +244,8 @@ class StoredMeta:
     time_control: dict[str, Any]
     seed: int
     anchor: str | None
+    #: The seed was drawn for this store (the config named none): a secret, not shown.
+    seed_drawn: bool = False
 
 
 def config_hash(rules: Mapping[str, Any], time_control: Mapping[str, Any], seed: int) -> str:
@@ -265,6 +270,7 @@ def read_meta(connection: sqlite3.Connection) -> StoredMeta | None:
         time_control=json.loads(values["time_control"]),
         seed=int(values["seed"]),
         anchor=values.get("anchor") or None,
+        seed_drawn=values.get("seed_drawn") == "1",
     )
 
 
@@ -282,24 +288,33 @@ def ensure_meta(
     name: str,
     rules: Mapping[str, Any],
     time_control: Mapping[str, Any],
-    seed: int,
+    seed: int | None,
     anchor: str | None,
     directory: Path,
-) -> None:
+) -> int:
     """Write the meta of a new store, or check that an existing one was played under the
-    same rules, time control and seed (raising :class:`StoreMismatchError` if not).
+    same rules, time control and seed (raising :class:`StoreMismatchError` if not); return
+    the master seed to play with.
 
-    The name and the rating anchor do not change results and are simply updated.
+    ``seed`` None (a config without one) means the store's own: a new store draws a secret
+    one (:func:`~tournaments.seeds.draw_seed`) and keeps it, an existing one gives back the
+    seed it keeps, so that a resumed tournament deals from the seed it started with. The
+    name and the rating anchor do not change results and are simply updated.
     """
-    digest = config_hash(rules, time_control, seed)
     stored = read_meta(connection)
+    drawn = seed is None and stored is None
+    if seed is None:
+        seed = stored.seed if stored is not None else draw_seed()
+    digest = config_hash(rules, time_control, seed)
     if stored is not None and stored.config_hash != digest:
         changes = [
             *_differences("rules", stored.rules, rules),
             *_differences("time_control", stored.time_control, time_control),
         ]
         if stored.seed != seed:
-            changes.append(f"seed: stored {stored.seed}, config {seed}")
+            # A drawn seed stays secret, even in an error message.
+            shown = "(secret: drawn for it)" if stored.seed_drawn else stored.seed
+            changes.append(f"seed: stored {shown}, config {seed}")
         raise StoreMismatchError(
             f"{directory} holds results played under other settings:\n  "
             + "\n  ".join(changes or ["(settings differ)"])
@@ -313,12 +328,14 @@ def ensure_meta(
             rules=json.dumps(dict(rules), sort_keys=True),
             time_control=json.dumps(dict(time_control), sort_keys=True),
             seed=str(seed),
+            seed_drawn="1" if drawn else "0",
             created_at=_now(),
         )
     with connection:
         connection.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items()
         )
+    return seed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,6 +363,44 @@ def save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
                 for spec in bots
             ),
         )
+
+
+_CONTAINMENT_KEY = "containment"
+
+
+def record_containment(connection: sqlite3.Connection, sandboxed: bool, summary: str) -> None:
+    """Note how this run contains its bots. An unsandboxed run is remembered for good: the
+    results it stored stay those of bots that could reach the machine, whatever later runs
+    do."""
+    stored = read_containment(connection)
+    if sandboxed and stored is not None:
+        return  # an earlier run was unsandboxed: that stays the tournament's note
+    value = None if sandboxed else summary
+    with connection:
+        connection.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (_CONTAINMENT_KEY, json.dumps({"sandboxed": sandboxed, "summary": value})),
+        )
+
+
+def read_containment(connection: sqlite3.Connection) -> str | None:
+    """Why some of the tournament's bots ran unsandboxed ("bots ran unsandboxed as user
+    root: ..."), or None when every run sandboxed them (or none said)."""
+    try:
+        row = connection.execute(
+            "SELECT value FROM meta WHERE key = ?", (_CONTAINMENT_KEY,)
+        ).fetchone()
+    except sqlite3.Error:
+        return None
+    if row is None:
+        return None
+    try:
+        data = json.loads(row[0])
+    except (TypeError, ValueError):
+        return None
+    summary = data.get("summary") if isinstance(data, dict) else None
+    return summary if isinstance(summary, str) and summary else None
 
 
 def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:

@@ -3,8 +3,9 @@
 :func:`run_tournament` is the whole of ``aegis-ref tournament`` minus argument parsing:
 
 1. lock the output directory (one writer), open the store, check or write its meta (rules,
-   time control and seed may not change under existing results), record the bots and add
-   the schedule's new matches;
+   time control and seed may not change under existing results; a config without a seed
+   plays from the store's, drawn when the store is made), record the bots and add the
+   schedule's new matches;
 2. submit the matches not yet stored, in schedule order, to the executor, keeping only a
    small window of them in flight (never the whole schedule, never all results);
 3. store each finished match (record file first, then its row in one transaction) and tell
@@ -46,11 +47,14 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from referee.bots import BotSpec
+from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.server import listen_problem
 from tournaments.config import TournamentSetup
 from tournaments.errors import TournamentError
 from tournaments.render import TournamentDisplay
 from tournaments.schedule import ScheduledMatch, schedule, schedule_size
+from tournaments.seeds import small_seed_warning
 from tournaments.standings import Standings, load_standings
 from tournaments.store import (
     add_schedule,
@@ -59,6 +63,7 @@ from tournaments.store import (
     is_stored,
     lock_output,
     open_store,
+    record_containment,
     record_path,
     remove_stale_temporaries,
     save_bots,
@@ -131,7 +136,10 @@ class RunSummary:
 
 
 def tournament_schedule(setup: TournamentSetup) -> Iterator[ScheduledMatch]:
-    """The config's schedule, in playing order."""
+    """The config's schedule, in playing order; the setup's seed must be known
+    (:meth:`TournamentSetup.with_seed`)."""
+    if setup.seed is None:
+        raise ValueError("the schedule needs the master seed, which the results store gives")
     return schedule(
         setup.bot_names,
         format=setup.format,
@@ -244,8 +252,11 @@ class _Coordinator:
         capacity: Callable[[], int] | None = None,
         drain_on_stop: bool = False,
         batch_size: int = 1,
+        sandbox: SandboxPlan | None = None,
     ) -> None:
         self.setup = setup
+        #: How the workers start the bots (resolved once, here, for every worker).
+        self.sandbox = sandbox
         self.output = setup.output
         self.executor = executor
         self.display = display
@@ -275,6 +286,7 @@ class _Coordinator:
             runner_key=self.key,
             remote=self.setup.listen,
             remote_connect_s=self.setup.remote_connect_s,
+            sandbox=self.sandbox,
         )
 
     def store(
@@ -360,11 +372,12 @@ def _open_coordinator(
     display: TournamentDisplay,
     stop: StopRequest,
     resources: contextlib.ExitStack,
+    sandbox: SandboxPlan,
 ) -> _Coordinator:
     """The coordinator with its executor: the given one, the local pool or a Dask cluster's;
     ``resources`` shuts a pool down or disconnects from a cluster when the run ends."""
     if executor is not None:
-        return _Coordinator(setup, executor, display, stop)
+        return _Coordinator(setup, executor, display, stop, sandbox=sandbox)
     if setup.executor.is_dask:
         from tournaments.cluster import open_cluster  # Dask only when asked for
 
@@ -377,6 +390,7 @@ def _open_coordinator(
             capacity=session.capacity,
             drain_on_stop=True,
             batch_size=setup.executor.batch_size,
+            sandbox=sandbox,
         )
     groups = worker_cpus(setup.concurrency) if setup.executor.affinity else None
     pool = make_executor(setup.concurrency, cpu_groups=groups)
@@ -389,7 +403,7 @@ def _open_coordinator(
             f"{len(os.sched_getaffinity(0))} CPUs"
         )
     resources.callback(pool.shutdown, wait=True, cancel_futures=True)
-    return _Coordinator(setup, pool, display, stop)
+    return _Coordinator(setup, pool, display, stop, sandbox=sandbox)
 
 
 def _check_remote_bots(setup: TournamentSetup) -> None:
@@ -415,28 +429,71 @@ def _check_remote_bots(setup: TournamentSetup) -> None:
         raise TournamentError(f"listen: {problem} (remote bot(s) {names} dial in there)")
 
 
+def tournament_sandbox(setup: TournamentSetup) -> SandboxPlan:
+    """How this tournament's bots are started: the config's ``sandbox`` resolved on this
+    machine, hiding the config file and the output directory from every sandbox. Raises
+    :class:`TournamentError` for ``required`` where bubblewrap cannot sandbox."""
+    hidden = [setup.output.resolve()]
+    if setup.source is not None:
+        hidden.append(setup.source.resolve())
+    try:
+        return plan_sandbox(setup.sandbox, hidden=hidden, freeze_opponent=setup.freeze_opponent)
+    except SandboxUnavailableError as error:
+        raise TournamentError(f"{error}; nothing was played") from None
+
+
+def shared_folders(bots: Sequence[BotSpec]) -> list[str]:
+    """Pairs of started bots where one's own folder holds the other's files: a sandbox shows
+    a bot its folder, so the first can read the second (its code, its data). Bots of the
+    same command in the same folder (one program, several names) are not a problem."""
+    problems = []
+    for first in bots:
+        for second in bots:
+            if first is second or first.home is None or second.home is None:
+                continue
+            if first.home == second.home and (
+                first.command == second.command or first.name > second.name
+            ):
+                continue  # the same program; or the pair reported once already
+            inside = second.home == first.home or second.home.startswith(
+                first.home.rstrip("/") + "/"
+            )
+            if inside:
+                problems.append(
+                    f"bot {first.name} can read the files of bot {second.name}: its sandbox "
+                    f"shows {first.home}, which holds {second.home}; give each bot a folder "
+                    "of its own"
+                )
+    return problems
+
+
 def run_tournament(
     setup: TournamentSetup,
     *,
     display: TournamentDisplay,
     executor: Executor | None = None,
     stop: StopRequest | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[RunSummary, Standings | None]:
     """Play every scheduled match not yet stored; return what was done and the standings.
 
     ``executor`` defaults to the setup's: :func:`make_executor` with its concurrency, or a
     Dask cluster (:func:`tournaments.cluster.open_cluster`), shut down or disconnected at the
-    end; a given executor is used with the setup's concurrency and left running. Raises
+    end; a given executor is used with the setup's concurrency and left running. A setup
+    without a seed plays from its store's (:func:`~tournaments.store.ensure_meta`). A seed
+    small enough for a bot to find (:func:`~tournaments.seeds.small_seed_warning`) is
+    reported to ``warn`` (default: the display's notes) before anything is played. Raises
     :class:`TournamentError` (config, store, lock or cluster problems) before any match is
     played.
     """
     _check_remote_bots(setup)
+    sandbox = tournament_sandbox(setup)
     stop = stop or StopRequest()
     output = setup.output
     with lock_output(output):
         connection = open_store(output)
         try:
-            ensure_meta(
+            seed = ensure_meta(
                 connection,
                 name=setup.name,
                 rules=setup.options.to_dict(),
@@ -445,6 +502,23 @@ def run_tournament(
                 anchor=setup.anchor,
                 directory=output,
             )
+            if setup.seed is None:
+                # The store's seed, drawn now or on the run that made the store: from here
+                # on the schedule and the bots' AEGIS_SEED follow from it as from a config's.
+                setup = setup.with_seed(seed)
+            warning = small_seed_warning(seed)
+            if warning is not None:
+                (warn or display.note)(warning)
+            if not sandbox.enabled:
+                (warn or display.note)(
+                    f"WARNING: {sandbox.summary}. Every bot can read and signal what this "
+                    "user can (the results, the config, the other bots): "
+                    "docs/running-a-tournament.md, 'Containment'"
+                )
+            record_containment(connection, sandbox.enabled, sandbox.summary)
+            if sandbox.enabled:
+                for problem in shared_folders(setup.bots):
+                    (warn or display.note)(f"WARNING: {problem}")
             save_bots(connection, setup.bots)
             remove_stale_temporaries(output)
             added = add_schedule(connection, tournament_schedule(setup))
@@ -490,7 +564,9 @@ def run_tournament(
                 with contextlib.ExitStack() as resources:
                     # The executor first: a cluster that cannot be used fails before the
                     # display starts, with nothing played.
-                    coordinator = _open_coordinator(setup, executor, display, stop, resources)
+                    coordinator = _open_coordinator(
+                        setup, executor, display, stop, resources, sandbox
+                    )
                     display.start(
                         setup.name, total, stored_before, lambda: load_standings(connection)
                     )

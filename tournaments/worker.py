@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots import BotSpec, kill_until_gone
+from referee.cgroups import release_folders
 from referee.options import RulesOptions
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
@@ -141,6 +142,8 @@ def close_worker_runner() -> None:
             reaper_process, _reaper, _marker = _reaper, None, None
     for slot in idle:
         slot.runner.close()
+    if not _playing:
+        release_folders()  # a pool worker leaves through os._exit, past atexit
     if reaper_process is not None:
         _stop_reaper(reaper_process)
 

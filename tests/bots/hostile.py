@@ -211,6 +211,9 @@ def spin(count: int = 4) -> None:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # A session each: the scheduler shares a CPU fairly between sessions (autogroups),
+            # so four spinners in four sessions take four shares.
+            start_new_session=True,
         )
     report("spinner", started=count)
 

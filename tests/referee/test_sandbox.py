@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -450,3 +452,50 @@ def test_a_sandboxed_bot_sees_no_network_no_referee_and_no_secrets(tmp_path: Pat
     assert "refused /tmp/x" not in output
     assert "wrote /tmp/x" in output
     assert "refused /nonexistent-aegis-cwd/x Read-only file system" in output
+
+
+AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+_UNPRIVILEGED_PROBE = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from referee.bots import BotProcess, BotSpec
+from referee.cgroups import detect_cgroups
+from referee.sandbox import plan_sandbox
+script = "id -u; echo kept > /tmp/a && cat /tmp/a; touch /x 2>/dev/null || echo refused"
+process = BotProcess(
+    BotSpec("probe", ("/bin/sh", "-c", script)),
+    endpoint="ipc:///nowhere",
+    token="t",
+    log_path=None,
+    sandbox=plan_sandbox("required"),
+)
+deadline = time.monotonic() + 10
+while process.exit_code() is None and time.monotonic() < deadline:
+    time.sleep(0.02)
+print("exit", process.stop(), "cgroups", process.cgroup is not None, detect_cgroups().describe())
+print("output", " ".join(process.stderr_tail()))
+"""
+
+
+@needs_bubblewrap
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/usr/bin/python3").exists() or shutil.which("setpriv") is None,
+    reason="needs root (to become an unprivileged user), setpriv and the system Python",
+)
+def test_an_unprivileged_organiser_gets_the_sandbox_and_falls_back_to_rlimits() -> None:
+    """Tests run as root; an organiser usually does not. As user nobody (no writable cgroup,
+    unprivileged user namespaces), the same code sandboxes a bot, with rlimits only."""
+    project = str(Path(__file__).resolve().parents[2])
+    result = subprocess.run(
+        [*AS_NOBODY, "/usr/bin/python3", "-c", _UNPRIVILEGED_PROBE, project],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+        check=False,
+    )
+    if "Permission denied" in result.stderr and "referee" in result.stderr:
+        pytest.skip(f"user nobody cannot read the checkout at {project}")
+    assert result.returncode == 0, result.stderr
+    assert "exit 0 cgroups False no cgroups (limits by rlimit only)" in result.stdout
+    assert "output 65534 kept refused" in result.stdout

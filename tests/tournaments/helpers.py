@@ -22,12 +22,19 @@ AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
 FAST_RULES = {"target_score": 5, "cold_margin": 3}
 
 
-def rawbot_entry(name: str, marker: str, *arguments: str) -> dict[str, object]:
-    """A config entry for rawbot.py (first legal action) carrying ``marker`` in its env."""
+def rawbot_entry(
+    name: str, marker: str, *arguments: str, keep_alive: bool = True
+) -> dict[str, object]:
+    """A config entry for rawbot.py (first legal action) carrying ``marker`` in its env.
+
+    Kept alive by default: these tests are about scheduling, storing and resuming, and play
+    hundreds of quick matches; a process per match (the default of a real config, tested in
+    test_containment.py and where ``keep_alive=False``) would make them minutes long."""
     return {
         "name": name,
         "command": [sys.executable, str(RAWBOT), "--name", name, *arguments],
         "env": {"AEGIS_TEST_MARKER": marker},
+        "keep_alive": keep_alive,
     }
 
 

@@ -52,10 +52,33 @@ def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
     assert setup.options == RulesOptions()
     assert setup.time_control == TimeControl()
     assert setup.concurrency == 1
-    assert setup.seed == 1
+    assert setup.seed is None  # the results store draws it
     assert setup.output == Path("results/mini")
     assert setup.anchor is None
-    assert setup.bots[0].env["AEGIS_SEED"] == str(derive_seed(1, "bot", "a"))
+    assert "AEGIS_SEED" not in setup.bots[0].env  # it waits for the seed
+
+
+def test_a_seed_gives_each_bot_its_aegis_seed(tmp_path: Path) -> None:
+    """An explicit seed derives AEGIS_SEED at once (as the store's seed does later), after
+    the bot's own env and unless that gives one."""
+    text = """
+        name: seeded
+        bots:
+          - {name: a, command: random, env: {LEVEL: "3"}}
+          - {name: b, command: first, env: {AEGIS_SEED: "5"}}
+        """
+    setup = load(tmp_path, text + "seed: 99\n")
+    assert setup.seed == 99
+    assert setup.bots[0].env == {"LEVEL": "3", "AEGIS_SEED": str(derive_seed(99, "bot", "a"))}
+    assert list(setup.bots[0].env) == ["LEVEL", "AEGIS_SEED"]
+    assert setup.bots[1].env == {"AEGIS_SEED": "5"}
+    assert setup.with_seed(99) == setup
+    with pytest.raises(ValueError, match="plays from seed 99, not 100"):
+        setup.with_seed(100)
+    drawn = load(tmp_path, text)
+    assert drawn.seed is None
+    assert drawn.with_seed(99) == setup
+    assert load(tmp_path, text + "seed: null\n") == drawn
 
 
 def test_commands_and_paths_resolve_against_the_config_directory(tmp_path: Path) -> None:
@@ -142,12 +165,12 @@ def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
         "config.yaml:6: bots[1].command: must be a bundled bot's name, a command line string or "
         "a non-empty list of strings, got 42",
         "config.yaml:8: bots[2].comand: unknown key; known keys here: name, command, "
-        "remote_key, cwd, env, limits",
+        "remote_key, cwd, env, limits, keep_alive, read_only",
         "config.yaml:9: format: should be 'round_robin' or 'gauntlet', got 'swiss'",
         "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
         "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
         "matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
-        "executor, listen",
+        "executor, listen, sandbox, freeze_opponent",
     ]
 
 

@@ -11,6 +11,7 @@ import pytest
 from tests.tournaments.stored import new_store, row, store_match
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule import schedule
+from tournaments.seeds import SMALL_SEED
 from tournaments.store import (
     add_schedule,
     count_results,
@@ -109,6 +110,45 @@ def test_changed_settings_are_refused(tmp_path: Path) -> None:
             )
     finally:
         connection.close()
+
+
+def test_a_store_draws_the_seed_a_config_does_not_give(tmp_path: Path) -> None:
+    """Without a seed, a new store draws a long one and keeps it: every later run gets it
+    back, and a config that now names a seed is refused without the drawn one shown."""
+    settings: dict[str, Any] = {
+        "name": "drawn",
+        "rules": {"target_score": 5},
+        "time_control": {"decision_ms": 1000},
+        "anchor": None,
+    }
+    connection = open_store(tmp_path / "drawn")
+    try:
+        seed = ensure_meta(connection, directory=tmp_path, seed=None, **settings)
+        assert SMALL_SEED <= seed < 2**64
+        meta = read_meta(connection)
+        assert meta is not None
+        assert (meta.seed, meta.seed_drawn) == (seed, True)
+        assert ensure_meta(connection, directory=tmp_path, seed=None, **settings) == seed
+        assert ensure_meta(connection, directory=tmp_path, seed=seed, **settings) == seed
+        with pytest.raises(StoreMismatchError) as caught:
+            ensure_meta(connection, directory=tmp_path, seed=42, **settings)
+        assert "seed: stored (secret: drawn for it), config 42" in str(caught.value)
+        assert str(seed) not in str(caught.value)
+    finally:
+        connection.close()
+    # Another store draws another seed; a store made with an explicit seed keeps that one.
+    other = open_store(tmp_path / "other")
+    explicit = open_store(tmp_path / "explicit")
+    try:
+        assert ensure_meta(other, directory=tmp_path, seed=None, **settings) != seed
+        assert ensure_meta(explicit, directory=tmp_path, seed=42, **settings) == 42
+        assert ensure_meta(explicit, directory=tmp_path, seed=None, **settings) == 42
+        meta = read_meta(explicit)
+        assert meta is not None
+        assert (meta.seed, meta.seed_drawn) == (42, False)
+    finally:
+        other.close()
+        explicit.close()
 
 
 def test_read_only_store_reads_during_writes(tmp_path: Path) -> None:

@@ -70,6 +70,8 @@ def test_a_whole_tournament(tmp_path: Path) -> None:
     )
     data = yaml.safe_load(config.read_text())
     data["bots"].append(rawbot_entry("crasher", marker, "--fault", "crash", "--at", "2"))
+    for bot in data["bots"]:
+        del bot["keep_alive"]  # as a real config: a fresh process for every match
     config.write_text(yaml.safe_dump(data))
     setup = load_config(config).with_overrides(output=tmp_path / "out")
     summary, standings = run_tournament(setup, display=quiet())
@@ -439,6 +441,8 @@ def test_each_worker_and_its_bots_get_a_cpu_of_their_own(tmp_path: Path, affinit
         matches_per_pair=4,
         concurrency=2,
         executor={"kind": "local", "affinity": affinity},
+        # The bots write their CPUs into the test's folder, which no sandbox would let them.
+        sandbox="off",
     )
     data = yaml.safe_load(config.read_text())
     data["bots"] = [
