@@ -52,7 +52,7 @@ class ResourceLimits:
     open_files: int | None = 256
     log_bytes: int = 1_000_000
     memory_mb: int | None = 2048
-    processes: int | None = 256
+    processes: int | None = 128
     tmp_mb: int = 64
     file_size_mb: int | None = 64
 
@@ -273,7 +273,12 @@ class BotProcess:
                 cpus=cpus,
             )
         cgroup = self.cgroup
-        read_end, write_end = os.pipe()
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            if cgroup is not None:
+                cgroup.remove()
+            raise
         try:
             self._process = subprocess.Popen(  # the command is the organiser's, by design
                 argv,

@@ -315,9 +315,10 @@ class BotCgroup:
         """Whether the bot can be frozen (a v2 group, or the v1 freezer)."""
         return self._freeze_file is not None
 
-    def freeze(self, frozen: bool = True) -> None:
-        """Freeze (or thaw) every process of the bot; a no-op without a freezer."""
-        if self._freeze_file is None or frozen == self.frozen:
+    def freeze(self, frozen: bool = True, *, force: bool = False) -> None:
+        """Freeze (or thaw) every process of the bot; a no-op without a freezer. ``force``:
+        write even if the group is believed to be in that state already."""
+        if self._freeze_file is None or (frozen == self.frozen and not force):
             return
         if self._freeze_descriptor is None:
             try:
@@ -335,8 +336,11 @@ class BotCgroup:
             return False
         if self._memory_v2:
             return _stat_value(self._memory / "memory.events", "oom_kill") > 0
-        oom_kills = _stat_value(self._memory / "memory.oom_control", "oom_kill")
-        return oom_kills > 0 or _stat_value(self._memory / "memory.failcnt", None) > 0
+        control = _read(self._memory / "memory.oom_control")
+        if "oom_kill " in control:
+            return _stat_value(self._memory / "memory.oom_control", "oom_kill") > 0
+        # Kernels before 4.13 count no OOM kills: the limit was reached, at least.
+        return _stat_value(self._memory / "memory.failcnt", None) > 0
 
     def cpu_seconds(self) -> float | None:
         """CPU time the bot and everything it started have used, if counted."""
@@ -355,8 +359,8 @@ class BotCgroup:
 
     def kill(self) -> None:
         """SIGKILL every process in the groups (thawed first: a v1-frozen task would not
-        die until thawed)."""
-        self.freeze(False)
+        die until thawed), whatever state the referee believes it to be in."""
+        self.freeze(False, force=True)
         if self._kill_file is not None:
             with contextlib.suppress(OSError):
                 _write(self._kill_file, "1")
@@ -390,7 +394,16 @@ def _procs(folder: Path) -> set[int]:
 
 
 def _kill_and_remove(folder: Path) -> None:
-    """Kill the processes of a group and remove it, waiting a moment for them to go."""
+    """Kill the processes of a group and of any group below it, and remove them all,
+    deepest first, waiting a moment for them to go."""
+    with contextlib.suppress(OSError):
+        for below, _, _ in sorted(os.walk(folder), key=lambda entry: -len(entry[0])):
+            if Path(below) != folder:
+                _kill_and_remove_one(Path(below))
+    _kill_and_remove_one(folder)
+
+
+def _kill_and_remove_one(folder: Path) -> None:
     state = folder / "freezer.state"
     with contextlib.suppress(OSError):
         if state.exists():

@@ -18,8 +18,10 @@ import functools
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,9 +43,10 @@ SANDBOX_GID = 65534
 
 #: System directories every bot sees read-only (those that exist on this machine).
 _SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-#: Files and folders under /etc that a sandbox never shows. Inside a sandbox started by root
-#: a bot has its owner's rights on root's files (its uid maps to root's, without
-#: capabilities), so readable-by-root-only secrets must be hidden, not merely unreadable.
+#: Files and folders under /etc that a sandbox never shows, whatever their mode. Besides
+#: these, everything under /etc that not every user may read is hidden: inside a sandbox
+#: started by root a bot has its owner's rights on root's files (its uid maps to root's,
+#: without capabilities), so root's secrets must be hidden, not merely unreadable.
 _MASKED = (
     "/etc/shadow",
     "/etc/shadow-",
@@ -54,6 +57,12 @@ _MASKED = (
     "/etc/ssh",
     "/etc/ssl/private",
 )
+#: Kernel interfaces of /proc that a sandbox shows read-only (settings of the whole machine:
+#: root's uid may write them even without capabilities) or not at all.
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+_PROC_HIDDEN = ("/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/kmsg")
+#: Size of the sandbox's /dev/shm (POSIX shared memory), in MiB.
+_SHM_MB = 16
 #: Environment variables of the referee's that a sandboxed bot keeps; all others are dropped
 #: (an organiser's environment may hold credentials).
 _KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -70,6 +79,11 @@ class SandboxMode(enum.StrEnum):
 
 class SandboxUnavailableError(RuntimeError):
     """``sandbox: required`` on a machine where bubblewrap cannot run a sandbox."""
+
+
+class UnsafeSandboxPathError(OSError):
+    """A path a sandbox was asked to show would undo it (``/``, or a folder holding the
+    temporary directory, where the referee's sockets live)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +215,9 @@ def sandbox_command(
         "--new-session",
         "--cap-drop",
         "ALL",
+        # No user namespace of its own inside: in one, a bot could mount its cgroups and
+        # raise its own limits.
+        "--disable-userns",
     ]
     if main_thread:
         command.append("--die-with-parent")
@@ -209,13 +226,21 @@ def sandbox_command(
         if os.path.lexists(directory):
             command += ["--ro-bind", directory, directory]
             shown.append(os.path.realpath(directory))
-    for path in _MASKED:
+    for path in (*_MASKED, *_unreadable_under("/etc")):
         command += _mask(path)
+    command += ["--proc", "/proc"]
+    for path in _PROC_READ_ONLY:
+        if os.path.exists(path):
+            command += ["--ro-bind", path, path]
+    for path in _PROC_HIDDEN:
+        if os.path.exists(path):
+            command += ["--ro-bind", "/dev/null", path]
+    command += ["--dev", "/dev", "--size", str(_SHM_MB * 1024 * 1024), "--tmpfs", "/dev/shm"]
     # The private /tmp before anything bound inside it (a bot's folder, its endpoint).
-    command += ["--proc", "/proc", "--dev", "/dev"]
     command += ["--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     extra = [*python_paths(), *([home] if home else []), *read_only]
     for path in dict.fromkeys(os.path.realpath(item) for item in extra):
+        _refuse_unsafe(path)
         if os.path.exists(path) and not _is_under(path, shown):
             command += ["--ro-bind", path, path]
             shown.append(path)
@@ -228,10 +253,42 @@ def sandbox_command(
     if working != "/tmp" and not _is_under(os.path.realpath(working), shown):
         command += ["--dir", working]  # an empty folder, where nothing of it is shown
     # The sandbox's root is a tmpfs of bubblewrap's, as large as half the memory: read-only,
-    # so /tmp (with its size cap) is the one place a bot can write.
-    command += ["--remount-ro", "/", "--chdir", working]
+    # and /dev too, so /tmp and /dev/shm (with their size caps) are where a bot can write.
+    command += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", working]
     command += ["--", *argv]
     return command
+
+
+@functools.cache
+def _unreadable_under(root: str) -> tuple[str, ...]:
+    """The files and folders under ``root`` that not every user may read (a folder: enter
+    and list), outermost only: what an unprivileged bot could not read outside a sandbox."""
+    hidden: list[str] = []
+    for folder, folders, files in os.walk(root):
+        for name in [*folders, *files]:
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                continue
+            needed = 0o005 if stat.S_ISDIR(mode) else 0o004
+            if mode & needed != needed:
+                hidden.append(path)
+                if name in folders:
+                    folders.remove(name)  # hidden whole: nothing below it to look at
+    return tuple(sorted(hidden))
+
+
+def _refuse_unsafe(path: str) -> None:
+    """Raise :class:`UnsafeSandboxPathError` for a path whose showing undoes the sandbox."""
+    temporary = os.path.realpath(tempfile.gettempdir())
+    if path == "/" or _is_under(temporary, [path]) or _is_under("/tmp", [path]):
+        raise UnsafeSandboxPathError(
+            f"a sandbox cannot show {path}: it holds {temporary}, where the referee's "
+            "sockets and other runs' files are (give the bot a folder of its own)"
+        )
 
 
 def _mask(path: str) -> list[str]:

@@ -12,6 +12,7 @@ import dataclasses
 import itertools
 import os
 import re
+import resource
 import secrets
 import time
 from collections import Counter, deque
@@ -154,6 +155,7 @@ class BotServer:
         self.supported_versions = tuple(supported_versions)
         self.log_dir = log_dir
         remove_stale_directories()  # those of referees killed before they could
+        _raise_file_limit()
         self._dir = PrivateDirectory()
         #: The private directory holding every bot's endpoint.
         self.directory = self._dir.path
@@ -332,6 +334,16 @@ class BotServer:
                 session.process.stop(grace)
             self._release_endpoint(session)
 
+    @staticmethod
+    def _close_endpoint(session: BotSession) -> None:
+        """Once a bot is connected, its socket file admits no one else (mode 0: the
+        connection made stays): every connection costs the referee a descriptor, and a bot
+        opening thousands could exhaust them. Sandboxed, the bot sees the file through a
+        read-only mount and cannot change it back."""
+        if session.endpoint is not None:
+            with contextlib.suppress(OSError):
+                os.chmod(session.endpoint.removeprefix("ipc://"), 0)
+
     def _release_endpoint(self, session: BotSession) -> None:
         """Unbind a stopped bot's endpoint (after its process is gone: unbinding first could
         drop the shutdown it is reading)."""
@@ -397,19 +409,20 @@ class BotServer:
         if session.pending_fault is not None:
             return session.pending_fault
         previous = self._focus
-        if previous is not session and self._freezing:
-            self._thaw(session)  # before the clock starts: thawing is not its time
+        if previous is not session:
+            self._focus = session
+            if self._freezing:
+                # Before the clock starts: neither is this bot's time. While it thinks, the
+                # one asked before gets no CPU, so a bot that spins between its turns
+                # cannot slow its opponent.
+                self._thaw(session)
+                if previous is not None:
+                    self._freeze(previous)
         started = time.monotonic()
         try:
             request_id = self._send(session, message)
         except _SendError as failure:
             return self._fault(session, FaultKind.DISCONNECT, str(failure))
-        if previous is not session:
-            self._focus = session
-            if self._freezing and previous is not None:
-                # While this bot thinks, the one asked before gets no CPU: a bot that spins
-                # between its turns cannot slow its opponent.
-                self._freeze(previous)
         session.unasked = 0
         session.owed += 1
         self._asking = session
@@ -670,12 +683,10 @@ class BotServer:
             session = self._awaiting.get(message.token)
             if session is None:
                 live = self._live_session(message.token)
-                if live is not None and not (live.process and live.process.sandboxed):
-                    # The token of a live session, from a new connection. Unsandboxed, anyone
-                    # with the bot's token (any process of the same user can read it) could
-                    # be saying this: a session never moves then. Sandboxed, the endpoint and
-                    # the token exist only inside the bot's own sandbox: it is the bot itself,
-                    # reconnecting.
+                if live is not None:
+                    # The token of a live session, from a new connection: anyone with the
+                    # bot's token (unsandboxed, any process of the same user can read it)
+                    # could be saying this, so a session never moves.
                     live.counters["hello_refused"] += 1
                     self._reply_stranger(
                         identity,
@@ -688,8 +699,6 @@ class BotServer:
                     )
                     self.stray_messages += 1
                     return
-                if live is not None:
-                    session = self._reconnecting(self._by_identity, lambda known: known is live)
         if session is None:
             self._reply_stranger(
                 identity,
@@ -729,6 +738,7 @@ class BotServer:
         else:
             self._by_identity[identity] = session
             self._awaiting.pop(session.token, None)
+            self._close_endpoint(session)
         self._send(
             session,
             {
@@ -830,6 +840,17 @@ class BotServer:
                     else ""
                 )
         return self._fault(session, FaultKind.CRASH, f"process ended ({how}) {when}{memory}")
+
+
+def _raise_file_limit() -> None:
+    """Let this process open as many descriptors as it may: every connection to a bot's
+    endpoint costs the referee one, and libzmq aborts the whole process when it cannot
+    accept one (see :meth:`BotServer._close_endpoint`)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft >= hard:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def _pending_fault(session: BotSession) -> Fault | None:

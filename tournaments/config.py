@@ -374,6 +374,8 @@ class TournamentSetup:
     sandbox: SandboxMode = SandboxMode.AUTO
     #: Freeze a sandboxed bot while its opponent decides (config key ``freeze_opponent``).
     freeze_opponent: bool = True
+    #: Files no sandbox may show besides the config and the output (the listener's key).
+    secret_files: tuple[Path, ...] = ()
     #: The config file, if the setup came from one.
     source: Path | None = None
 
@@ -954,6 +956,11 @@ def parse_config(
         remote_connect_s=float(config.listen.connect_timeout_s) if config.listen else 60.0,
         sandbox=SandboxMode(config.sandbox),
         freeze_opponent=config.freeze_opponent,
+        secret_files=(
+            (Path(os.path.normpath(base_dir / Path(config.listen.key_file).expanduser())),)
+            if config.listen is not None
+            else ()
+        ),
     )
     # Without a seed, the bots' AEGIS_SEED waits for the one the results store gives.
     return setup if config.seed is None else setup.with_seed(config.seed)

@@ -436,6 +436,7 @@ def tournament_sandbox(setup: TournamentSetup) -> SandboxPlan:
     hidden = [setup.output.resolve()]
     if setup.source is not None:
         hidden.append(setup.source.resolve())
+    hidden.extend(path.resolve() for path in setup.secret_files)  # the CurveZMQ secret key
     try:
         return plan_sandbox(setup.sandbox, hidden=hidden, freeze_opponent=setup.freeze_opponent)
     except SandboxUnavailableError as error:

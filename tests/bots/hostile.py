@@ -15,6 +15,9 @@ referee, its opponent or the machine, then reports what it achieved on stderr as
 - ``memory-hog MB``: allocate and touch MB MiB of memory;
 - ``spinner``: start child processes that spin forever;
 - ``widen``: widen its CPU affinity to every CPU of the machine;
+- ``connection-flood N``: open N plain connections to its endpoint (from several processes,
+  each within its open-files limit) and keep them open: every one costs the referee a file
+  descriptor;
 - ``remember``: report how many matches this process has seen and whether a file written
   in /tmp or its folder by an earlier match is still there.
 """
@@ -234,6 +237,33 @@ def widen() -> None:
     )
 
 
+def flood_connections(count: int) -> None:
+    import socket
+
+    path = os.environ["AEGIS_ENDPOINT"].removeprefix("ipc://")
+    per_process = 200
+    children = []
+    for start in range(0, count, per_process):
+        pid = os.fork()
+        if pid == 0:
+            held = []
+            error = "none"
+            for _ in range(min(per_process, count - start)):
+                try:
+                    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    connection.connect(path)
+                    held.append(connection)
+                except OSError as failure:
+                    error = (failure.strerror or str(failure)).replace(" ", "_")
+                    break
+            report("connection-flood-child", connected=len(held), error=error)
+            time.sleep(120)  # hold them until the match's end kills this process
+            os._exit(0)
+        children.append(pid)
+    time.sleep(1.0)  # let the referee accept them
+    report("connection-flood", processes=len(children), asked=count)
+
+
 class Hostile(Bot):
     """Attacks once, at its first match start, then plays the first legal action."""
 
@@ -271,6 +301,7 @@ class Hostile(Bot):
             "memory-hog": lambda: hog_memory(int(self.arguments[0])),
             "spinner": spin,
             "widen": widen,
+            "connection-flood": lambda: flood_connections(int(self.arguments[0])),
         }
         attacks[self.attack]()
 

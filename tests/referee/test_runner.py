@@ -25,7 +25,6 @@ from referee.game import Seat
 from referee.match import Termination
 from referee.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl, match_start_message
-from referee.sandbox import bubblewrap_problem, plan_sandbox
 from referee.server import BotServer, Reply
 from tests.protocol.sdk_support import python_script, wait_gone
 
@@ -566,29 +565,6 @@ def test_a_second_hello_with_a_live_bots_token_never_moves_its_session() -> None
             reply = server.request(session, {"type": "ping"}, "pong", 2.0)
             assert getattr(reply, "message", {}).get("type") == "pong"
             assert "answer 1 reject" in session.stderr_tail()
-        finally:
-            server.stop_bot(session)
-        assert session.process is not None
-        assert session.process.exit_code() == 0
-
-
-@pytest.mark.skipif(bubblewrap_problem() is not None, reason="needs bubblewrap")
-def test_a_sandboxed_bot_that_reconnects_keeps_its_session() -> None:
-    """Sandboxed, only the bot itself can reach its endpoint with its token: a hello from its
-    new connection moves the session there (the legitimate reconnect)."""
-    from referee.server import BotServer
-
-    with BotServer(sandbox=plan_sandbox("required")) as server:
-        spec = BotSpec("again", (sys.executable, "-c", _RECONNECTING_BOT, "drop"))
-        session = server.start_bot(spec)
-        try:
-            assert server.handshake(session, 10.0) is None
-            deadline = time.monotonic() + 5
-            while session.counters["reconnects"] == 0 and time.monotonic() < deadline:
-                server.drain(0.05)
-            assert session.counters["reconnects"] == 1
-            reply = server.request(session, {"type": "ping"}, "pong", 2.0)
-            assert getattr(reply, "message", {}).get("type") == "pong"
         finally:
             server.stop_bot(session)
         assert session.process is not None

@@ -373,6 +373,55 @@ def test_required_without_bubblewrap_names_what_is_missing(
         bubblewrap_problem.cache_clear()
 
 
+_FLOODED_REFEREE = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+from referee.bots import BotSpec
+from referee.runner import MatchRunner, TimeControl
+from referee.sandbox import plan_sandbox
+from pathlib import Path
+flooder = BotSpec("hostile", (sys.executable, sys.argv[2], "connection-flood", "3000"))
+victim = BotSpec("victim", (sys.executable, sys.argv[3], "--name", "victim"))
+with MatchRunner(
+    time_control=TimeControl(decision_ms=3000, warmup_ms=10000),
+    sandbox=plan_sandbox(sys.argv[4]),
+    log_dir=Path(sys.argv[5]),
+) as runner:
+    report = runner.play([flooder, victim], seed=3)
+print("faults", len(report.faults), "result", report.match.result is not None)
+"""
+
+
+@BOTH
+def test_a_connection_flood_does_not_bring_the_referee_down(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    """Every connection to a bot's endpoint costs the referee a descriptor, and libzmq
+    aborts the process when it cannot accept one. Once a bot is connected its endpoint
+    admits no one; 3,000 connections tried then, against a referee started with the usual
+    soft limit of 1,024 descriptors (which it raises to the hard limit)."""
+    project = str(Path(__file__).resolve().parents[2])
+    mode = "required" if sandboxed else "off"
+    arguments = [project, str(HOSTILE), str(RAWBOT), mode, str(tmp_path)]
+    result = subprocess.run(
+        [sys.executable, "-c", _FLOODED_REFEREE, *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "faults 0 result True" in result.stdout
+    log = (tmp_path / "hostile.log").read_text()
+    children = re.findall(
+        r"connection-flood-child connected=(\d+) error=([A-Za-z]+_[a-z]+|none)", log
+    )
+    assert len(children) == 15, log[-2000:]
+    if sandboxed or os.geteuid() != 0:  # root unsandboxed overrides the socket's mode
+        assert set(children) == {("0", "Permission_denied")}
+
+
 def test_sandbox_off_is_off_and_says_so() -> None:
     plan = plan_sandbox("off")
     assert not plan.enabled
@@ -422,9 +471,24 @@ def test_a_sandboxed_bot_sees_no_network_no_referee_and_no_secrets(tmp_path: Pat
         "print('interfaces', sorted(name for _, name in socket.if_nameindex()))\n"
         "print('home', os.environ['HOME'], 'user', os.environ.get('USER'))\n"
         "print('caps', open('/proc/self/status').read().split('CapEff:')[1].split()[0])\n"
-        "for path in ('/x', os.getcwd() + '/x', '/tmp/x'):\n"
+        "import subprocess\n"
+        "code = subprocess.run(['unshare', '--user', 'true'], capture_output=True).returncode\n"
+        "print('userns', 'allowed' if code == 0 else 'refused')\n"
+        "try:\n"
+        "    written = 0\n"
+        "    with open('/dev/shm/fill', 'wb') as stream:\n"
+        "        while written < 64 << 20:\n"
+        "            stream.write(b'x' * (1 << 20)); stream.flush(); written += 1 << 20\n"
+        "except OSError:\n"
+        "    print('shm capped at', written >> 20, 'MiB')\n"
+        "try:\n"
+        "    open('/etc/security/opasswd').read()\n"
+        "    print('opasswd read')\n"
+        "except OSError:\n"
+        "    print('opasswd hidden')\n"
+        "for path in ('/x', os.getcwd() + '/x', '/tmp/x', '/proc/sys/vm/swappiness', '/dev/x'):\n"
         "    try:\n"
-        "        open(path, 'w').close()\n"
+        "        open(path, 'a').close()\n"
         "        print('wrote', path)\n"
         "    except OSError as error:\n"
         "        print('refused', path, error.strerror)\n"
@@ -447,6 +511,11 @@ def test_a_sandboxed_bot_sees_no_network_no_referee_and_no_secrets(tmp_path: Pat
     assert "interfaces ['lo']" in output
     assert "home /tmp user None" in output
     assert "caps 0000000000000000" in output
+    assert "userns refused" in output  # no user namespace of its own to mount cgroups in
+    assert "refused /proc/sys/vm/swappiness Read-only file system" in output
+    assert "refused /dev/x Read-only file system" in output
+    assert re.search(r"shm capped at 1[0-9] MiB", output), output
+    assert "opasswd hidden" in output or not Path("/etc/security/opasswd").exists()
     # Its /tmp is the one place it can write: not the sandbox's root, not where it runs.
     assert "refused /x Read-only file system" in output
     assert "refused /tmp/x" not in output
