@@ -59,8 +59,9 @@ _MASKED = (
 )
 #: Kernel interfaces of /proc that a sandbox shows read-only (settings of the whole machine:
 #: root's uid may write them even without capabilities) or not at all.
-_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
-_PROC_HIDDEN = ("/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/kmsg")
+#: (kcore, kmsg and the like need capabilities a bot has not; every mount costs its start.)
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq")
+_PROC_HIDDEN = ("/proc/keys", "/proc/timer_list")
 #: Size of the sandbox's /dev/shm (POSIX shared memory), in MiB.
 _SHM_MB = 16
 #: Environment variables of the referee's that a sandboxed bot keeps; all others are dropped
@@ -223,7 +224,10 @@ def sandbox_command(
         command.append("--die-with-parent")
     shown: list[str] = []
     for directory in _SYSTEM_DIRECTORIES:
-        if os.path.lexists(directory):
+        if os.path.islink(directory) and not os.path.isabs(os.readlink(directory)):
+            # Merged /usr (/bin -> usr/bin): the same link, no mount of its own to pay for.
+            command += ["--symlink", os.readlink(directory), directory]
+        elif os.path.lexists(directory):
             command += ["--ro-bind", directory, directory]
             shown.append(os.path.realpath(directory))
     for path in (*_MASKED, *_unreadable_under("/etc")):
