@@ -48,6 +48,7 @@ from types import FrameType
 from typing import Any
 
 from referee.bots import BotSpec
+from referee.cgroups import detect_cgroups
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.server import listen_problem
 from tournaments.config import TournamentSetup
@@ -517,6 +518,14 @@ def run_tournament(
                     "docs/running-a-tournament.md, 'Containment'"
                 )
             record_containment(connection, sandbox.enabled, sandbox.summary)
+            cgroups = detect_cgroups()
+            display.note(f"Bot limits on this machine: {cgroups.describe()}")
+            missing = [name for name in ("memory", "pids") if not cgroups.has(name)]
+            if missing:
+                (warn or display.note)(
+                    f"WARNING: no cgroup {' or '.join(missing)} limit here: a bot's memory "
+                    "and processes are bounded by rlimits only (per process)"
+                )
             if sandbox.enabled:
                 for problem in shared_folders(setup.bots):
                     (warn or display.note)(f"WARNING: {problem}")
