@@ -46,12 +46,15 @@ class CgroupSupport:
     v2_controllers: frozenset[str] = frozenset()
 
     def has(self, feature: str) -> bool:
-        """Whether ``feature`` (memory, pids, cpu, cpuset, freeze, kill) is available."""
-        if feature in ("freeze", "kill", "cpu") and self.v2 is not None:
+        """Whether ``feature`` (memory, pids, cpu, cpuset, freeze, kill) is available.
+        ``kill``: everything a bot started can be found and killed, which any group does."""
+        if feature == "kill":
+            return self.v2 is not None or bool(self.v1)
+        if feature in ("freeze", "cpu") and self.v2 is not None:
             return True
         if feature in self.v2_controllers:
             return True
-        v1_name = {"freeze": "freezer", "cpu": "cpuacct", "kill": "pids"}.get(feature, feature)
+        v1_name = {"freeze": "freezer", "cpu": "cpuacct"}.get(feature, feature)
         return v1_name in self.v1
 
     def describe(self) -> str:

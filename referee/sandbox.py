@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
@@ -101,7 +101,6 @@ class SandboxPlan:
     hidden: tuple[str, ...] = ()
     freeze_opponent: bool = True
     problem: str | None = None
-    tmp_default_mb: int = field(default=64)
 
     @property
     def summary(self) -> str:
