@@ -334,11 +334,6 @@ class BotProcess:
         if self.cgroup is not None:
             self.cgroup.freeze(frozen)
 
-    @property
-    def can_freeze(self) -> bool:
-        """Whether :meth:`freeze` works for this bot."""
-        return self.cgroup is not None and self.cgroup.can_freeze
-
     def stop(self, grace: float = 1.0) -> int | None:
         """Wait up to ``grace`` seconds for the bot to exit, then SIGTERM and SIGKILL its whole
         process group (its sandbox, its cgroups); return the exit status. Safe to call more

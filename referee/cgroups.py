@@ -313,11 +313,6 @@ class BotCgroup:
             finally:
                 os.close(descriptor)
 
-    @property
-    def can_freeze(self) -> bool:
-        """Whether the bot can be frozen (a v2 group, or the v1 freezer)."""
-        return self._freeze_file is not None
-
     def freeze(self, frozen: bool = True, *, force: bool = False) -> None:
         """Freeze (or thaw) every process of the bot; a no-op without a freezer. ``force``:
         write even if the group is believed to be in that state already."""

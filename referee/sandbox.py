@@ -135,7 +135,7 @@ def bubblewrap_problem() -> str | None:
             capture_output=True,
             timeout=20,
             stdin=subprocess.DEVNULL,
-            env=_sandbox_environment({}),
+            env=sandbox_environment({}),
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -167,7 +167,8 @@ def plan_sandbox(
     return SandboxPlan(True, hidden_paths, freeze_opponent)
 
 
-def python_paths() -> list[str]:
+@functools.cache
+def python_paths() -> tuple[str, ...]:
     """What the referee's Python needs to run the bundled bots and the SDK: its prefixes and
     the folders of this project's packages (an editable install imports them from the
     source tree, which is otherwise not shown)."""
@@ -176,7 +177,7 @@ def python_paths() -> list[str]:
 
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
     paths |= {os.path.dirname(package.__file__ or "") for package in (protocol, referee)}
-    return sorted({os.path.realpath(path) for path in paths} | paths)
+    return tuple(sorted({os.path.realpath(path) for path in paths} | paths))
 
 
 def sandbox_command(
@@ -310,10 +311,6 @@ def sandbox_environment(base: dict[str, str]) -> dict[str, str]:
     """A sandboxed bot's environment: ``base`` (the bot's own variables and the referee's
     ``AEGIS_*``), a few of the referee's (PATH, locale), and ``HOME`` and ``TMPDIR`` in the
     sandbox's private ``/tmp``; nothing else of the referee's environment."""
-    return _sandbox_environment(base)
-
-
-def _sandbox_environment(base: dict[str, str]) -> dict[str, str]:
     environment = {name: os.environ[name] for name in _KEPT_VARIABLES if name in os.environ}
     environment.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     environment.update(HOME="/tmp", TMPDIR="/tmp")

@@ -681,35 +681,23 @@ class BotServer:
             )
         else:
             session = self._awaiting.get(message.token)
-            if session is None:
-                live = self._live_session(message.token)
-                if live is not None:
-                    # The token of a live session, from a new connection: anyone with the
-                    # bot's token (unsandboxed, any process of the same user can read it)
-                    # could be saying this, so a session never moves.
-                    live.counters["hello_refused"] += 1
-                    self._reply_stranger(
-                        identity,
-                        remote,
-                        "reject",
-                        reply_to=message.id,
-                        code="auth",
-                        reason="this bot is connected already; a session never moves to "
-                        "another connection",
-                    )
-                    self.stray_messages += 1
-                    return
         if session is None:
+            reason = "unknown key" if remote else "unknown token"
+            live = None if remote else self._live_session(message.token)
+            if live is not None:
+                # The token of a live session, from a new connection: anyone with the bot's
+                # token (unsandboxed, any process of the same user can read it) could be
+                # saying this, so a session never moves.
+                live.counters["hello_refused"] += 1
+                reason = (
+                    "this bot is connected already; a session never moves to another connection"
+                )
+            else:
+                self._rejected_tokens += 1
             self._reply_stranger(
-                identity,
-                remote,
-                "reject",
-                reply_to=message.id,
-                code="auth",
-                reason="unknown key" if remote else "unknown token",
+                identity, remote, "reject", reply_to=message.id, code="auth", reason=reason
             )
             self.stray_messages += 1
-            self._rejected_tokens += 1
             return
         chosen = negotiate_version(message.versions, self.supported_versions)
         if chosen is None:
