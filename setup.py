@@ -1,12 +1,12 @@
 """The optional compiled hot path; all metadata lives in pyproject.toml.
 
-At every decision the referee runs the engine (``referee/cards.py``, ``referee/game.py``) and
-builds the seat's view (``protocol/views.py``). A regular install compiles these modules with
-mypyc, which halves the cost of that work. They are plain, fully annotated Python and behave
-the same either way: their entry points are annotated for everything they accept, so a
-compiled build refuses bad input with the same errors as the source (which the test suite
-checks by running the engine, record and match tests against a compiled copy, and by
-comparing the two builds over many seeded matches). Nothing is compiled:
+At every decision the referee runs the engine (``referee/rules/cards.py``,
+``referee/rules/game.py``) and builds the seat's view (``protocol/views.py``). A regular
+install compiles these modules with mypyc, which halves the cost of that work. They are plain,
+fully annotated Python and behave the same either way: their entry points are annotated for
+everything they accept, so a compiled build refuses bad input with the same errors as the
+source (which the test suite checks by running the engine, record and match tests against a
+compiled copy, and by comparing the two builds over many seeded matches). Nothing is compiled:
 
 - in an editable install (``pip install -e .``), where a compiled module next to its source
   would hide every later edit of that source;
@@ -24,7 +24,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 # referee/build_info.py names the same modules, to tell which build is running.
-COMPILED = ["referee/cards.py", "referee/game.py", "protocol/views.py"]
+COMPILED = ["referee/rules/cards.py", "referee/rules/game.py", "protocol/views.py"]
 
 
 class OptionalBuildExt(build_ext):

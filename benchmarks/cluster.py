@@ -43,7 +43,7 @@ import psutil  # installed with dask's distributed
 from rich.console import Console
 
 from referee.bundled import resolve_bot
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from tournaments.cluster import open_cluster
 from tournaments.config import ExecutorSetup, TournamentSetup

@@ -16,8 +16,8 @@ import random
 import time
 
 from referee.build_info import hot_path_build
-from referee.game import Seat, new_game, shuffled_deck
-from referee.options import RulesOptions
+from referee.rules.game import Seat, new_game, shuffled_deck
+from referee.rules.options import RulesOptions
 from referee.selfplay import RandomPolicy, play_game
 
 

@@ -104,10 +104,18 @@ def _play_request() -> dict[str, object]:
     import random
 
     from protocol.views import EventTracker, legal_to_wire, observation_to_wire
-    from referee.game import Phase, Seat, apply, legal_actions, new_game, observation, shuffled_deck
+    from referee.rules.game import (
+        Phase,
+        Seat,
+        apply,
+        legal_actions,
+        new_game,
+        observation,
+        shuffled_deck,
+    )
 
     game = new_game(
-        __import__("referee.options").options.RulesOptions(),
+        __import__("referee.rules.options").options.RulesOptions(),
         Seat.FIRST,
         shuffled_deck(random.Random(1)),
     )

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from referee.bundled import resolve_bot
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"

@@ -56,7 +56,7 @@ from typing import Any
 from rich.console import Console
 
 from referee.bundled import resolve_bot
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl
 from referee.sandbox import SandboxMode, plan_sandbox
 from referee.server import BotServer

@@ -24,8 +24,8 @@ from protocol.codec import MAX_MESSAGE_BYTES, encode
 from protocol.messages import ANY_MESSAGE
 from protocol.version import PROTOCOL_VERSION
 from protocol.views import EventTracker
-from referee.actions import STOP, Action, Exchange
-from referee.game import (
+from referee.rules.actions import STOP, Action, Exchange
+from referee.rules.game import (
     GameState,
     Observation,
     Phase,
@@ -35,9 +35,9 @@ from referee.game import (
     legal_actions,
     shuffled_deck,
 )
-from referee.game import observation as observe
-from referee.match import draw_first_master, finish_game, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.game import observation as observe
+from referee.rules.match import draw_first_master, finish_game, new_match, start_game
+from referee.rules.options import RulesOptions
 from referee.runner import TimeControl, decide_message, match_end_message, match_start_message
 from referee.selfplay import Policy
 

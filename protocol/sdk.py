@@ -18,8 +18,8 @@ A complete bot::
 the referee until it says ``shutdown``: ``ready`` to ``match_start``, ``act`` to ``decide``
 (asking the bot), ``pong`` to ``ping``. The bot's methods get a :class:`Decision` (the
 request as typed, immutable values: the engine's ``Observation``, cards as
-:class:`~referee.cards.Card`) and the legal actions as :mod:`referee.actions` objects, and
-return an action object or an action string.
+:class:`~referee.rules.cards.Card`) and the legal actions as :mod:`referee.rules.actions`
+objects, and return an action object or an action string.
 
 Failures, and what the SDK does about them:
 
@@ -90,8 +90,8 @@ from protocol.sdk_views import (
     validate_strictly,
 )
 from protocol.version import PROTOCOL_VERSION, parse_version
-from referee.actions import Action
-from referee.cards import Card
+from referee.rules.actions import Action
+from referee.rules.cards import Card
 
 __all__ = [
     "DEFAULT_HELLO_TIMEOUT",
@@ -153,7 +153,7 @@ class Bot:
     :meth:`decide` alone), and optionally the hooks.
 
     Every decision method receives the request as a :class:`Decision` and the legal
-    actions, in the referee's order, as :mod:`referee.actions` objects (``legal.text`` holds
+    actions, in the referee's order, as :mod:`referee.rules.actions` objects (``legal.text`` holds
     the strings); it returns one of them, or any action string. All methods run in the
     SDK's one thread: while one runs, nothing else happens.
     """

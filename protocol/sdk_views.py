@@ -2,7 +2,7 @@
 
 The converters here run at every decision, so they are hand-written rather than pydantic:
 plain dictionary look-ups (cards from a table of the 52 codes), exact type checks and the
-engine's own value types. An observation becomes a :class:`referee.game.Observation`, the
+engine's own value types. An observation becomes a :class:`referee.rules.game.Observation`, the
 very type the in-process self-play policies receive, so one policy can play both ways.
 Unknown fields are ignored, as the spec says; a missing or mistyped field raises
 :class:`~protocol.errors.ProtocolError`, worded by the pydantic models of
@@ -21,11 +21,11 @@ from typing import Any, NamedTuple, overload
 
 from protocol.errors import ProtocolError
 from protocol.wire import MAX_MESSAGE_BYTES, decode_map
-from referee.actions import PASS, PLAYS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid
-from referee.cards import DECK, Card, Suit
-from referee.errors import AegisError
-from referee.game import ExchangeRound, Observation, Phase, Role, Seat, Trick
-from referee.options import RulesOptions
+from referee.rules.actions import PASS, PLAYS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid
+from referee.rules.cards import DECK, Card, Suit
+from referee.rules.errors import AegisError
+from referee.rules.game import ExchangeRound, Observation, Phase, Role, Seat, Trick
+from referee.rules.options import RulesOptions
 
 __all__ = [
     "DECISION_KINDS",
@@ -235,7 +235,7 @@ def parse_action_text(text: str) -> Action:
     """Parse an action string from a ``legal`` list; raise ProtocolError if it is not one.
 
     A table look-up for every action but a discard, which is parsed card by card. Stricter
-    than :func:`referee.actions.parse_action`: exactly the spec's form (lower case, single
+    than :func:`referee.rules.actions.parse_action`: exactly the spec's form (lower case, single
     spaces), which is how the referee writes its ``legal`` lists.
     """
     action = _ACTIONS.get(text)
@@ -272,7 +272,7 @@ def format_action(action: Action | str) -> str:
 
 
 class LegalActions(Sequence[Action]):
-    """The legal actions of a decision, as :mod:`referee.actions` objects, in the referee's
+    """The legal actions of a decision, as :mod:`referee.rules.actions` objects, in the referee's
     order; ``text`` keeps the strings as received.
 
     Built lazily: an action is parsed the first time it is read, so a bot that picks one of
@@ -594,7 +594,7 @@ def _observation(data: Any) -> Observation:
 
 
 def parse_observation(data: Any) -> Observation:
-    """The engine's :class:`~referee.game.Observation` from a wire ``observation`` map.
+    """The engine's :class:`~referee.rules.game.Observation` from a wire ``observation`` map.
 
     ``result`` is always None: a game's result travels in its ``game_end`` event.
     """
@@ -634,7 +634,7 @@ class MatchInfo:
     @property
     def rules_options(self) -> RulesOptions:
         """The rules options as the engine's type (options this SDK does not know are left
-        out), e.g. to simulate games with :mod:`referee.game`."""
+        out), e.g. to simulate games with :mod:`referee.rules.game`."""
         known = RulesOptions.__dataclass_fields__
         return RulesOptions(**{name: value for name, value in self.rules.items() if name in known})
 

@@ -20,10 +20,10 @@ from protocol.codec import encode
 from protocol.examples_gen import Conversation, Sent, conversation
 from protocol.messages import ANY_MESSAGE
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from referee.actions import play
-from referee.errors import IllegalActionError
-from referee.game import GameState, Seat, apply
-from referee.options import RulesOptions
+from referee.rules.actions import play
+from referee.rules.errors import IllegalActionError
+from referee.rules.game import GameState, Seat, apply
+from referee.rules.options import RulesOptions
 
 __all__ = [
     "VECTOR_DIRECTORY",

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from referee.actions import PLAY_TEXTS, Action, Play
-from referee.game import ExchangeChoices, ExchangeRound, Observation, Phase, Trick
+from referee.rules.actions import PLAY_TEXTS, Action, Play
+from referee.rules.game import ExchangeChoices, ExchangeRound, Observation, Phase, Trick
 
 __all__ = ["EventTracker", "decision_kind", "legal_to_wire", "observation_to_wire"]
 

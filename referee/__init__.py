@@ -1,6 +1,7 @@
-"""The Aegis referee: the pure rules engine and, around it, the match runner.
+"""The Aegis referee: the pure rules (:mod:`referee.rules`) and, around them, the match runner.
 
-The engine modules (:mod:`referee.cards`, :mod:`referee.actions`, :mod:`referee.options`,
-:mod:`referee.game`, :mod:`referee.match`, :mod:`referee.records`, :mod:`referee.selfplay`)
-do no I/O, read no clock and use randomness only through an explicit seeded RNG.
+:mod:`referee.rules` does no I/O, reads no clock and uses randomness only through an explicit
+seeded RNG. :mod:`referee.records` (the record format and its verifier) and
+:mod:`referee.selfplay` (in-process policies) are pure too and sit on top of it; the rest of
+the package starts bot processes and talks to them.
 """

@@ -7,7 +7,7 @@ from importlib import import_module
 __all__ = ["HOT_PATH", "hot_path_build"]
 
 #: The modules a regular install compiles with mypyc where a C compiler is present.
-HOT_PATH = ("referee.cards", "referee.game", "protocol.views")
+HOT_PATH = ("referee.rules.cards", "referee.rules.game", "protocol.views")
 
 
 def hot_path_build() -> str:

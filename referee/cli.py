@@ -18,11 +18,11 @@ from typing import Annotated, TextIO
 
 import typer
 
-from referee.errors import RulesOptionsError
-from referee.game import Seat
-from referee.match import Termination
-from referee.options import RulesOptions
 from referee.records import VerifyReport, dumps_line, match_lines, verify_lines
+from referee.rules.errors import RulesOptionsError
+from referee.rules.game import Seat
+from referee.rules.match import Termination
+from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.selfplay import POLICIES, PlayedMatch, derive_seed, play_match
 

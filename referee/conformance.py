@@ -51,14 +51,22 @@ from pathlib import Path
 from typing import Any
 
 from protocol.views import EventTracker
-from referee.actions import parse_action
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
-from referee.cards import DECK, Card, parse_card
-from referee.errors import ActionParseError, IllegalActionError
 from referee.faults import Fault, FaultKind
-from referee.game import GameState, Seat, apply, legal_actions, new_game, observation, shuffled_deck
-from referee.match import draw_first_master, finish_game, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.actions import parse_action
+from referee.rules.cards import DECK, Card, parse_card
+from referee.rules.errors import ActionParseError, IllegalActionError
+from referee.rules.game import (
+    GameState,
+    Seat,
+    apply,
+    legal_actions,
+    new_game,
+    observation,
+    shuffled_deck,
+)
+from referee.rules.match import draw_first_master, finish_game, new_match, start_game
+from referee.rules.options import RulesOptions
 from referee.runner import TimeControl, decide_message, match_start_message
 from referee.sandbox import SandboxPlan
 from referee.selfplay import RandomPolicy, derive_seed

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from protocol.views import EventTracker
-from referee.actions import Action
 from referee.bots import BotSpec
-from referee.cards import Card
-from referee.errors import AegisError
 from referee.faults import Fault
-from referee.game import (
+from referee.rules.actions import Action
+from referee.rules.cards import Card
+from referee.rules.errors import AegisError
+from referee.rules.game import (
     GameState,
     Observation,
     Seat,
@@ -33,8 +33,8 @@ from referee.game import (
     observation,
     shuffled_deck,
 )
-from referee.match import draw_first_master, finish_game, forfeit, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.match import draw_first_master, finish_game, forfeit, new_match, start_game
+from referee.rules.options import RulesOptions
 from referee.runner import (
     MatchReport,
     TimeControl,

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from referee.actions import Exchange, action_from_json, action_to_json
-from referee.cards import Card, parse_card, sort_cards
-from referee.errors import AegisError, RecordError
-from referee.game import KEY_CARD_POSITION, GameResult, GameState, Seat, Trick, apply
-from referee.match import (
+from referee.rules.actions import Exchange, action_from_json, action_to_json
+from referee.rules.cards import Card, parse_card, sort_cards
+from referee.rules.errors import AegisError, RecordError
+from referee.rules.game import KEY_CARD_POSITION, GameResult, GameState, Seat, Trick, apply
+from referee.rules.match import (
     MatchResult,
     MatchState,
     Termination,
@@ -29,7 +29,7 @@ from referee.match import (
     new_match,
     start_game,
 )
-from referee.options import RulesOptions, parse_rules_options
+from referee.rules.options import RulesOptions, parse_rules_options
 from referee.selfplay import PlayedMatch
 
 __all__ = [

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from referee.cards import Suit, parse_card, sort_cards
+from referee.rules.cards import Suit, parse_card, sort_cards
 
 __all__ = ["card_text", "render_records"]
 

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
-from referee.actions import Action, parse_action
 from referee.bots import BotSpec
-from referee.errors import ActionParseError, IllegalActionError
 from referee.faults import Fault, FaultKind
-from referee.game import (
+from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
+from referee.rules.actions import Action, parse_action
+from referee.rules.errors import ActionParseError, IllegalActionError
+from referee.rules.game import (
     GameState,
     Observation,
     Seat,
@@ -30,7 +31,7 @@ from referee.game import (
     observation,
     shuffled_deck,
 )
-from referee.match import (
+from referee.rules.match import (
     MatchResult,
     MatchState,
     draw_first_master,
@@ -39,8 +40,7 @@ from referee.match import (
     new_match,
     start_game,
 )
-from referee.options import RulesOptions
-from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
+from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxPlan
 from referee.server import BotServer, BotSession, RemoteListener, Reply
 

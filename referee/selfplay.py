@@ -8,10 +8,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from referee.actions import Action
-from referee.game import GameState, Observation, apply, legal_actions, observation, shuffled_deck
-from referee.match import MatchState, draw_first_master, finish_game, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.actions import Action
+from referee.rules.game import (
+    GameState,
+    Observation,
+    apply,
+    legal_actions,
+    observation,
+    shuffled_deck,
+)
+from referee.rules.match import MatchState, draw_first_master, finish_game, new_match, start_game
+from referee.rules.options import RulesOptions
 
 __all__ = [
     "POLICIES",

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from referee.bots import BotSpec, ResourceLimits
 from referee.bundled import bundled_bot_names, sample_bots_dir
-from referee.errors import RulesOptionsError
-from referee.options import RulesOptions
+from referee.rules.errors import RulesOptionsError
+from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.sandbox import SandboxMode, bot_home
 from referee.selfplay import derive_seed

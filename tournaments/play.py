@@ -32,9 +32,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.text import Text
 
-from referee.actions import PASS, STOP, Action, Exchange, Pass, Play, Stop, parse_action, play
 from referee.bundled import BotNameError, resolve_bot
-from referee.cards import Card, parse_card
 from referee.cli import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
@@ -45,11 +43,13 @@ from referee.cli import (
     sandbox_from_flag,
     write_record,
 )
-from referee.errors import AegisError
-from referee.game import Observation, Phase, Role, Seat
 from referee.human import HumanMatch, HumanMatchStart, HumanQuit, play_human_match
-from referee.options import RulesOptions
 from referee.records import dumps_line
+from referee.rules.actions import PASS, STOP, Action, Exchange, Pass, Play, Stop, parse_action, play
+from referee.rules.cards import Card, parse_card
+from referee.rules.errors import AegisError
+from referee.rules.game import Observation, Phase, Role, Seat
+from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
 

@@ -47,8 +47,8 @@ from typing import Any
 
 from referee.bots import BotSpec, kill_until_gone
 from referee.cgroups import release_folders
-from referee.options import RulesOptions
 from referee.records import dumps_line
+from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.sandbox import SandboxPlan, bubblewrap_problem
 from referee.server import RemoteListener

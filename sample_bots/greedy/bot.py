@@ -25,9 +25,9 @@ import functools
 from collections.abc import Iterable, Sequence
 
 from protocol.sdk import Action, Bot, Decision, MatchInfo, run
-from referee.actions import PASS, STOP, Exchange, bid, play
-from referee.cards import ACE, DECK, KING, QUEEN, Card, Suit, beats_by_rank
-from referee.game import Observation, Phase, Role, trick_winner
+from referee.rules.actions import PASS, STOP, Exchange, bid, play
+from referee.rules.cards import ACE, DECK, KING, QUEEN, Card, Suit, beats_by_rank
+from referee.rules.game import Observation, Phase, Role, trick_winner
 
 __all__ = [
     "ALL_CARDS",

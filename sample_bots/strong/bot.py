@@ -40,10 +40,10 @@ import time
 from collections.abc import Sequence
 
 from protocol.sdk import Action, Bot, Decision, MatchEndInfo, MatchInfo, run
-from referee.actions import STOP, Bid, Exchange, Play
-from referee.cards import DECK, Card, Suit
-from referee.game import GameResult, Observation, Phase, Role, Seat, score_game, trick_winner
-from referee.options import RulesOptions
+from referee.rules.actions import STOP, Bid, Exchange, Play
+from referee.rules.cards import DECK, Card, Suit
+from referee.rules.game import GameResult, Observation, Phase, Role, Seat, score_game, trick_winner
+from referee.rules.options import RulesOptions
 from sample_bots.greedy.bot import (
     ALL_CARDS,
     GreedyPlayer,

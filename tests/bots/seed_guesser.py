@@ -5,7 +5,7 @@ pairing deals from ``derive_seed(seed, "match", k)`` (``match_seed`` in
 ``tournaments/schedule.py``, a package a sandboxed bot does not see); the match runner
 seeds ``random.Random`` with it, draws the first master's two cards with
 ``draw_first_master`` and then deals each game from ``shuffled_deck`` (``referee/runner.py``,
-``referee/match.py``, ``referee/game.py``). At the first game it sees, this bot tries
+``referee/rules/match.py``, ``referee/rules/game.py``). At the first game it sees, this bot tries
 every master seed below ``--limit`` (default 10**6) until one deals the hand and key card it
 holds, checks that seed against the next deal it sees (among 10**6 seeds, one deal leaves
 about one chance in 250 that a wrong one fits it by luck), and reports on stderr::
@@ -41,10 +41,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from protocol.sdk import Action, Bot, Decision, GameStarted, run
-from referee.cards import DECK, Card, draw_beats
-from referee.game import HAND_SIZE, Seat, new_game, observation, shuffled_deck
-from referee.match import draw_first_master, first_master
-from referee.options import RulesOptions
+from referee.rules.cards import DECK, Card, draw_beats
+from referee.rules.game import HAND_SIZE, Seat, new_game, observation, shuffled_deck
+from referee.rules.match import draw_first_master, first_master
+from referee.rules.options import RulesOptions
 from referee.selfplay import derive_seed
 
 _INDEX = {str(card): index for index, card in enumerate(DECK)}

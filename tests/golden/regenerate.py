@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.cli import run_selfplay
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 
 HERE = Path(__file__).resolve().parent
 

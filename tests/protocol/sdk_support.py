@@ -25,10 +25,10 @@ import zmq
 
 from protocol.codec import decode_map, parse_bot_message
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
-from referee.actions import parse_action
-from referee.game import Seat, apply, legal_actions, observation, shuffled_deck
-from referee.match import draw_first_master, finish_game, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.actions import parse_action
+from referee.rules.game import Seat, apply, legal_actions, observation, shuffled_deck
+from referee.rules.match import draw_first_master, finish_game, new_match, start_game
+from referee.rules.options import RulesOptions
 
 __all__ = [
     "BOT_TIMEOUT",

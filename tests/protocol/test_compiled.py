@@ -1,10 +1,10 @@
 """The compiled build of the hot path (setup.py) behaves exactly as the pure-Python one.
 
-A regular install compiles the engine (``referee/cards.py``, ``referee/game.py``) and the
-seat's view (``protocol/views.py``) with mypyc; the development install, and so the rest of
-this suite, runs the pure-Python source. Here a copy of the project is built in place, the
-same seeded games are run through both builds and compared, and the tests of the engine, the
-records, the views and real matches run again against the compiled modules.
+A regular install compiles the engine (``referee/rules/cards.py``, ``referee/rules/game.py``)
+and the seat's view (``protocol/views.py``) with mypyc; the development install, and so the
+rest of this suite, runs the pure-Python source. Here a copy of the project is built in place,
+the same seeded games are run through both builds and compared, and the tests of the engine,
+the records, the views and real matches run again against the compiled modules.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ COMPILED = tuple(module.replace(".", "/") for module in HOT_PATH)
 #: The tests that exercise the compiled modules most (about 25 s).
 RERUN = (
     "tests/protocol/test_views.py",
-    "tests/referee/test_game.py",
-    "tests/referee/test_actions.py",
-    "tests/referee/test_cards.py",
+    "tests/referee/rules/test_game.py",
+    "tests/referee/rules/test_actions.py",
+    "tests/referee/rules/test_cards.py",
     "tests/referee/test_records.py",
-    "tests/referee/test_match.py",
-    "tests/referee/test_scoring.py",
-    "tests/referee/test_properties.py",
+    "tests/referee/rules/test_match.py",
+    "tests/referee/rules/test_scoring.py",
+    "tests/referee/rules/test_properties.py",
     "tests/referee/test_runner.py",
 )
 

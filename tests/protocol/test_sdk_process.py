@@ -16,7 +16,7 @@ import pytest
 
 from protocol.sdk import EXIT_REJECTED
 from referee.bots import BotSpec
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner
 from tests.protocol.sdk_support import (
     BOT_TIMEOUT,

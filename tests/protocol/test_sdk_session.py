@@ -27,9 +27,9 @@ from protocol.sdk import (
 )
 from protocol.version import PROTOCOL_VERSION
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
-from referee.actions import PASS, STOP, Bid, Play
-from referee.game import Seat, apply, legal_actions, new_game, observation, shuffled_deck
-from referee.options import RulesOptions
+from referee.rules.actions import PASS, STOP, Bid, Play
+from referee.rules.game import Seat, apply, legal_actions, new_game, observation, shuffled_deck
+from referee.rules.options import RulesOptions
 
 VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 

@@ -37,11 +37,11 @@ from protocol.sdk_views import (
     validate_strictly,
 )
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
-from referee.actions import PASS, STOP, Exchange, bid, parse_action, play
-from referee.cards import parse_card, parse_cards
-from referee.game import Observation, Seat, apply, legal_actions, observation, shuffled_deck
-from referee.match import draw_first_master, finish_game, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.actions import PASS, STOP, Exchange, bid, parse_action, play
+from referee.rules.cards import parse_card, parse_cards
+from referee.rules.game import Observation, Seat, apply, legal_actions, observation, shuffled_deck
+from referee.rules.match import draw_first_master, finish_game, new_match, start_game
+from referee.rules.options import RulesOptions
 
 
 def wire(value: Any) -> Any:

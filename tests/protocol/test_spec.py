@@ -8,7 +8,7 @@ from typing import get_args
 
 from protocol.examples_gen import EXAMPLE_BEGIN, SPEC_PATH
 from protocol.messages import ErrorMessage, ObservationInfo, Reject
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 
 from .strategies import EVENT_KINDS, MESSAGE_TYPES
 

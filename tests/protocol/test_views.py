@@ -20,9 +20,17 @@ from protocol.examples_gen import example_policy
 from protocol.messages import CARD_PATTERN, Decide, Event, MatchEnd
 from protocol.version import PROTOCOL_VERSION
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
-from referee.game import GameState, Seat, apply, killers, legal_actions, observation, shuffled_deck
-from referee.match import MatchState, draw_first_master, finish_game, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.game import (
+    GameState,
+    Seat,
+    apply,
+    killers,
+    legal_actions,
+    observation,
+    shuffled_deck,
+)
+from referee.rules.match import MatchState, draw_first_master, finish_game, new_match, start_game
+from referee.rules.options import RulesOptions
 from referee.selfplay import FirstLegalPolicy, Policy, RandomPolicy
 
 from .strategies import EVENT_KINDS

@@ -15,9 +15,9 @@ import msgpack
 
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
 from referee.build_info import hot_path_build
-from referee.game import Seat, apply, legal_actions, observation, shuffled_deck
-from referee.match import draw_first_master, finish_game, new_match, start_game
-from referee.options import RulesOptions
+from referee.rules.game import Seat, apply, legal_actions, observation, shuffled_deck
+from referee.rules.match import draw_first_master, finish_game, new_match, start_game
+from referee.rules.options import RulesOptions
 
 SEATS = (Seat.FIRST, Seat.SECOND)
 MATCHES = 200

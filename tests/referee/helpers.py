@@ -6,10 +6,10 @@ import dataclasses
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 
-from referee.actions import Action, parse_action
-from referee.cards import DECK, Card, parse_card
-from referee.game import GameState, Seat, apply, new_game
-from referee.options import RulesOptions
+from referee.rules.actions import Action, parse_action
+from referee.rules.cards import DECK, Card, parse_card
+from referee.rules.game import GameState, Seat, apply, new_game
+from referee.rules.options import RulesOptions
 
 __all__ = [
     "ATTACKER_TABLE",

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from referee.cli import run_selfplay
-from referee.options import RulesOptions
 from referee.records import dumps_line, match_lines
+from referee.rules.options import RulesOptions
 from referee.selfplay import PlayedMatch
 from tests.golden.regenerate import GOLDEN, regenerate
 from tournaments.cli import app

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from referee.actions import Action, parse_action
 from referee.bots import BotSpec
 from referee.bundled import resolve_bot
 from referee.faults import FaultKind
-from referee.game import Observation, Seat, new_game
 from referee.human import HumanMatchStart, HumanQuit, check_action, play_human_match
-from referee.match import Termination
-from referee.options import RulesOptions
 from referee.records import verify_lines
+from referee.rules.actions import Action, parse_action
+from referee.rules.game import Observation, Seat, new_game
+from referee.rules.match import Termination
+from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.selfplay import FirstLegalPolicy, play_match
 from tests.referee.helpers import deal

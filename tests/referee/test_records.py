@@ -13,12 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.actions import Exchange
 from referee.cli import play_selfplay
-from referee.errors import RecordError
-from referee.game import GameState, Seat, apply, new_game
-from referee.match import MatchState, Termination, finish_game, forfeit, new_match
-from referee.options import RulesOptions
 from referee.records import (
     RECORD_FORMAT,
     RECORD_VERSION,
@@ -31,6 +26,11 @@ from referee.records import (
     match_start_line,
     verify_lines,
 )
+from referee.rules.actions import Exchange
+from referee.rules.errors import RecordError
+from referee.rules.game import GameState, Seat, apply, new_game
+from referee.rules.match import MatchState, Termination, finish_game, forfeit, new_match
+from referee.rules.options import RulesOptions
 from referee.selfplay import PlayedMatch
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,9 +21,9 @@ import zmq
 
 from referee.bots import BotSpec
 from referee.faults import FaultKind
-from referee.game import Seat
-from referee.match import Termination
-from referee.options import RulesOptions
+from referee.rules.game import Seat
+from referee.rules.match import Termination
+from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl, match_start_message
 from referee.server import BotServer, Reply
 from tests.protocol.sdk_support import python_script, wait_gone

@@ -20,8 +20,8 @@ import pytest
 import zmq
 
 from referee.bundled import resolve_bot, sample_bots_dir
-from referee.options import RulesOptions
 from referee.records import dumps_line, verify_lines
+from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner, TimeControl
 
 #: A generous warm-up: the first start of a bot may install or build it.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from tests.sample_bots.language_bots import (
     SHORT,
     bot_dir,

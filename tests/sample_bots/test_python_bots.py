@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.actions import PASS, STOP, Bid, Exchange, play
 from referee.bundled import resolve_bot
-from referee.cards import Card, Suit, parse_card
-from referee.game import (
+from referee.rules.actions import PASS, STOP, Bid, Exchange, play
+from referee.rules.cards import Card, Suit, parse_card
+from referee.rules.game import (
     STOCK_START,
     GameState,
     Observation,
@@ -25,7 +25,7 @@ from referee.game import (
     observation,
     shuffled_deck,
 )
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl
 from sample_bots.greedy.bot import (
     ALL_CARDS,

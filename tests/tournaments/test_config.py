@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from referee.bundled import bundled_bot_names, sample_bots_dir
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.selfplay import derive_seed
 from referee.server import RemoteListener, generate_keys

@@ -28,10 +28,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from referee.actions import PASS, STOP, Exchange, bid, play
-from referee.cards import parse_card
 from referee.cli import verify_file
-from referee.game import ExchangeChoices
+from referee.rules.actions import PASS, STOP, Exchange, bid, play
+from referee.rules.cards import parse_card
+from referee.rules.game import ExchangeChoices
 from tests.tournaments.helpers import processes_with_marker
 from tournaments.cli import app
 from tournaments.play import ChoiceError, Command, TerminalPlayer, parse_choice, read_input_line

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.selfplay import POLICIES, derive_seed, play_match
 from tournaments.cli import app
 from tournaments.sprt import (

@@ -16,10 +16,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.actions import PASS, STOP, Action, Bid, Exchange, Pass, Play, bid, play
-from referee.cards import ACE, DECK, Card
-from referee.errors import IllegalActionError
-from referee.game import (
+from referee.rules.actions import PASS, STOP, Action, Bid, Exchange, Pass, Play, bid, play
+from referee.rules.cards import ACE, DECK, Card
+from referee.rules.errors import IllegalActionError
+from referee.rules.game import (
     GameState,
     Observation,
     Phase,
@@ -32,7 +32,7 @@ from referee.game import (
     observation,
     shuffled_deck,
 )
-from referee.match import (
+from referee.rules.match import (
     MatchState,
     Termination,
     draw_first_master,
@@ -40,9 +40,8 @@ from referee.match import (
     new_match,
     start_game,
 )
-from referee.options import RulesOptions
-
-from .helpers import ATTACKER_TABLE, all_cards_of, cards_in
+from referee.rules.options import RulesOptions
+from tests.referee.helpers import ATTACKER_TABLE, all_cards_of, cards_in
 
 PLAYOUT_SETTINGS = settings(max_examples=150, deadline=None)
 MATCH_SETTINGS = settings(max_examples=100, deadline=None)

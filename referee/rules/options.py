@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from referee.errors import RulesOptionsError
+from referee.rules.errors import RulesOptionsError
 
 __all__ = ["MAX_EXCHANGE_ROUNDS_LIMIT", "RulesOptions", "parse_rules_options"]
 

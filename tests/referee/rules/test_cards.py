@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 
-from referee.cards import (
+from referee.rules.cards import (
     ACE,
     DECK,
     JACK,
@@ -23,9 +23,9 @@ from referee.cards import (
     parse_cards,
     sort_cards,
 )
-from referee.errors import AegisError, CardParseError, IllegalActionError
-from referee.game import Seat
-from referee.match import first_master
+from referee.rules.errors import AegisError, CardParseError, IllegalActionError
+from referee.rules.game import Seat
+from referee.rules.match import first_master
 
 # Written out independently of the engine: suits S, H, D, C; within a suit A, K, Q, J, 10 … 2.
 RANK_TEXTS = ["A", "K", "Q", "J", "10", "9", "8", "7", "6", "5", "4", "3", "2"]

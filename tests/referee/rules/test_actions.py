@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.actions import (
+from referee.rules.actions import (
     PASS,
     PLAYS,
     STOP,
@@ -27,10 +27,9 @@ from referee.actions import (
     parse_action,
     play,
 )
-from referee.cards import DECK, parse_card
-from referee.errors import ActionParseError
-
-from .helpers import cards
+from referee.rules.cards import DECK, parse_card
+from referee.rules.errors import ActionParseError
+from tests.referee.helpers import cards
 
 EXAMPLES: list[tuple[str, dict[str, Any], Action]] = [
     ("stop", {"action": "stop"}, Stop()),

@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import pytest
 
-from referee.actions import PASS, STOP, Action, Bid, Exchange, Play, bid, parse_action, play
-from referee.cards import DECK, Card, Suit, parse_card
-from referee.errors import IllegalActionError
-from referee.game import (
+from referee.rules.actions import PASS, STOP, Action, Bid, Exchange, Play, bid, parse_action, play
+from referee.rules.cards import DECK, Card, Suit, parse_card
+from referee.rules.errors import IllegalActionError
+from referee.rules.game import (
     HAND_SIZE,
     KEY_CARD_POSITION,
     STOCK_START,
@@ -32,9 +32,16 @@ from referee.game import (
     shuffled_deck,
     trick_winner,
 )
-from referee.options import RulesOptions
-
-from .helpers import DEFAULTS, cards, crafted_deck, deal, run, subsets_of, to_play_phase
+from referee.rules.options import RulesOptions
+from tests.referee.helpers import (
+    DEFAULTS,
+    cards,
+    crafted_deck,
+    deal,
+    run,
+    subsets_of,
+    to_play_phase,
+)
 
 SHUFFLED = shuffled_deck(random.Random(20240611))
 

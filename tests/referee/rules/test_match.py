@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from referee.cards import DECK, Card, parse_card
-from referee.errors import IllegalActionError
-from referee.game import GameResult, GameState, Phase, Seat, score_game
-from referee.match import (
+from referee.rules.cards import DECK, Card, parse_card
+from referee.rules.errors import IllegalActionError
+from referee.rules.game import GameResult, GameState, Phase, Seat, score_game
+from referee.rules.match import (
     MatchResult,
     MatchState,
     Termination,
@@ -19,10 +19,9 @@ from referee.match import (
     new_match,
     start_game,
 )
-from referee.options import RulesOptions
+from referee.rules.options import RulesOptions
 from referee.selfplay import FirstLegalPolicy, RandomPolicy, play_game, play_match
-
-from .helpers import DEFAULTS, cards, deal, run
+from tests.referee.helpers import DEFAULTS, cards, deal, run
 
 # Trump clubs; the kings' hand takes three tricks against the queens' hand if it leads.
 KINGS = "KS KH KD 3S 3H"

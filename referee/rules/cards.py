@@ -13,7 +13,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from referee.errors import CardParseError
+from referee.rules.errors import CardParseError
 
 __all__ = [
     "ACE",

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from referee.cards import DECK, Card, parse_card, sort_cards
-from referee.errors import ActionParseError, CardParseError
+from referee.rules.cards import DECK, Card, parse_card, sort_cards
+from referee.rules.errors import ActionParseError, CardParseError
 
 __all__ = [
     "PASS",

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from referee.game import GameResult, GameState, Phase, Seat, attacker_points, score_game
-from referee.options import RulesOptions
-
-from .helpers import ATTACKER_TABLE, DEFAULTS, deal, run, to_play_phase
+from referee.rules.game import GameResult, GameState, Phase, Seat, attacker_points, score_game
+from referee.rules.options import RulesOptions
+from tests.referee.helpers import ATTACKER_TABLE, DEFAULTS, deal, run, to_play_phase
 
 TABLE = ATTACKER_TABLE
 CELLS = [(bid, tricks) for bid in range(1, 6) for tricks in range(0, 6)]

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from referee.errors import RulesOptionsError
-from referee.options import MAX_EXCHANGE_ROUNDS_LIMIT, RulesOptions, parse_rules_options
+from referee.rules.errors import RulesOptionsError
+from referee.rules.options import MAX_EXCHANGE_ROUNDS_LIMIT, RulesOptions, parse_rules_options
 
 
 def test_defaults() -> None:

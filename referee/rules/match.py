@@ -7,10 +7,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from referee.cards import DECK, Card, draw_beats
-from referee.errors import IllegalActionError
-from referee.game import GameResult, GameState, Seat, new_game
-from referee.options import RulesOptions
+from referee.rules.cards import DECK, Card, draw_beats
+from referee.rules.errors import IllegalActionError
+from referee.rules.game import GameResult, GameState, Seat, new_game
+from referee.rules.options import RulesOptions
 
 __all__ = [
     "MatchResult",

@@ -17,11 +17,11 @@ from typing import NamedTuple, NoReturn, cast, overload
 
 from mypy_extensions import mypyc_attr
 
-from referee.actions import PASS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid, play
-from referee.actions import PLAYS as _PLAYS
-from referee.cards import DECK, Card, Suit, beats_by_rank
-from referee.errors import IllegalActionError
-from referee.options import RulesOptions
+from referee.rules.actions import PASS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid, play
+from referee.rules.actions import PLAYS as _PLAYS
+from referee.rules.cards import DECK, Card, Suit, beats_by_rank
+from referee.rules.errors import IllegalActionError
+from referee.rules.options import RulesOptions
 
 __all__ = [
     "HAND_SIZE",
