@@ -113,9 +113,10 @@ def _play_request() -> dict[str, object]:
         observation,
         shuffled_deck,
     )
+    from referee.rules.options import RulesOptions
 
     game = new_game(
-        __import__("referee.rules.options").options.RulesOptions(),
+        RulesOptions(),
         Seat.FIRST,
         shuffled_deck(random.Random(1)),
     )
