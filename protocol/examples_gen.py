@@ -18,28 +18,26 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
+from protocol import builders
 from protocol.codec import MAX_MESSAGE_BYTES, encode
 from protocol.messages import ANY_MESSAGE
 from protocol.version import PROTOCOL_VERSION
 from protocol.views import EventTracker
 from referee.rules.actions import STOP, Action, Exchange
-from referee.rules.game import (
-    GameState,
-    Observation,
-    Phase,
-    Role,
-    Seat,
-    apply,
-    legal_actions,
-    shuffled_deck,
-)
+from referee.rules.game import GameState, Observation, Phase, Role, Seat, legal_actions
 from referee.rules.game import observation as observe
-from referee.rules.match import draw_first_master, finish_game, new_match, start_game
+from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl, decide_message, match_end_message, match_start_message
-from referee.selfplay import Policy
+from referee.rules.play import (
+    InProcessPlayer,
+    MatchCourse,
+    Player,
+    Policy,
+    PolicyPlayer,
+    play_match,
+)
 
 __all__ = [
     "EXAMPLE_BEGIN",
@@ -74,7 +72,14 @@ EXAMPLE_SEED = 14
 #: others are long).
 HEX_SHOWN = frozenset({"hello", "welcome", "match_start", "ready", "act"})
 REFEREE_NAME = "aegis-ref 0.1.0"
-TIME_CONTROL = TimeControl(decision_ms=1000, bank_ms=30000, warmup_ms=5000)
+DECISION_MS = 1000
+BANK_MS = 30000
+#: The example's clock, as ``match_start`` sends it.
+TIME_CONTROL: dict[str, int | None] = {
+    "decision_ms": DECISION_MS,
+    "bank_ms": BANK_MS,
+    "warmup_ms": 5000,
+}
 HEARTBEAT_MS = 10000
 _WIDTH = 96  # of the JSON and hex shown in SPEC.md
 
@@ -130,27 +135,13 @@ def conversation(
 ) -> Conversation:
     """Play a whole match from ``seed`` and return what ``seat`` and the referee sent.
 
-    All chance comes from ``seed`` as in :func:`referee.selfplay.play_match`; ``policies``
-    and ``names`` are indexed by seat. The referee and the bot each number their messages
-    from 1. Every message is validated against the models on the way.
+    All chance comes from ``seed`` as in :func:`referee.selfplay.play_match`, and the match is
+    played by the same loop (:func:`referee.rules.play.play_match`); ``policies`` and ``names``
+    are indexed by seat. The referee and the bot each number their messages from 1. Every
+    message is validated against the models on the way.
     """
-    talk = Conversation(seat)
-    ids = {"bot": 0, "referee": 0}
-
-    def send(sender: Literal["bot", "referee"], kind: str, **fields: Any) -> int:
-        ids[sender] += 1
-        data = {"version": PROTOCOL_VERSION, "id": ids[sender], "type": kind, **fields}
-        # Through the models: this validates the message and puts its keys in field order.
-        message = ANY_MESSAGE.validate_python(data).model_dump(mode="json")
-        talk.messages.append(Sent(sender, message))
-        return ids[sender]
-
-    def send_from_referee(built: dict[str, Any]) -> int:
-        """Send a message the referee's own builders made (``referee.runner``)."""
-        fields = dict(built)
-        return send("referee", fields.pop("type"), **fields)
-
-    hello = send(
+    talk = _Transcript(Conversation(seat))
+    hello = talk.send(
         "bot",
         "hello",
         versions=[PROTOCOL_VERSION],
@@ -159,7 +150,7 @@ def conversation(
         bot_version="1.0",
         token="7f3c9a1e5b2d4068",
     )
-    send(
+    talk.send(
         "referee",
         "welcome",
         reply_to=hello,
@@ -168,36 +159,80 @@ def conversation(
         heartbeat_ms=HEARTBEAT_MS,
         max_message_bytes=MAX_MESSAGE_BYTES,
     )
-    start = send_from_referee(
-        match_start_message(match_id, seat, names[seat.other], options, TIME_CONTROL)
-    )
-    send("bot", "ready", reply_to=start)
-
     rng = random.Random(seed)
-    match = new_match(options, draw_first_master(rng))
-    tracker = EventTracker()
-    while match.result is None:
-        state = start_game(match, shuffled_deck(rng))
-        while state.to_move is not None:
-            mover = state.to_move
-            seen = observe(state, mover)
-            legal = legal_actions(state)
-            action = policies[mover](seen, legal)
-            if mover == seat:
-                tracker.observe(seen)
-                decide = send_from_referee(
-                    decide_message(
-                        match_id, seen, legal, tracker.take(), TIME_CONTROL, TIME_CONTROL.bank_ms
-                    )
-                )
-                talk.states[decide] = state
-                send("bot", "act", reply_to=decide, action=str(action))
-            state = apply(state, mover, action)
-        tracker.observe(observe(state, seat))
-        match = finish_game(match, state)
-    assert match.result is not None
-    send_from_referee(match_end_message(match_id, tracker.take(), match.result, None))
-    return talk
+    course: MatchCourse[NoReturn] = MatchCourse(
+        match_id, (names[0], names[1]), seed, new_match(options, draw_first_master(rng))
+    )
+    players: list[Player[NoReturn]] = [PolicyPlayer(policy) for policy in policies]
+    players[seat] = _TranscribedSeat(talk, policies[seat], match_id, names[seat.other])
+    play_match(course, rng, players)
+    return talk.conversation
+
+
+class _Transcript:
+    """A conversation being written down; each side numbers its messages from 1."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.ids = {"bot": 0, "referee": 0}
+
+    def send(self, sender: Literal["bot", "referee"], kind: str, **fields: Any) -> int:
+        """Write down one message; its id."""
+        self.ids[sender] += 1
+        data = {"version": PROTOCOL_VERSION, "id": self.ids[sender], "type": kind, **fields}
+        # Through the models: this validates the message and puts its keys in field order.
+        message = ANY_MESSAGE.validate_python(data).model_dump(mode="json")
+        self.conversation.messages.append(Sent(sender, message))
+        return self.ids[sender]
+
+    def send_from_referee(self, built: dict[str, Any]) -> int:
+        """Write down a message the referee's own builders made (:mod:`protocol.builders`)."""
+        fields = dict(built)
+        return self.send("referee", fields.pop("type"), **fields)
+
+
+class _TranscribedSeat(InProcessPlayer):
+    """The seat whose conversation is written down, as a player of the match loop: its
+    policy answers each ``decide`` built from its own observation."""
+
+    def __init__(self, talk: _Transcript, policy: Policy, match_id: str, opponent: str) -> None:
+        self.talk = talk
+        self.policy = policy
+        self.match_id = match_id
+        self.opponent = opponent
+        self.events = EventTracker()
+
+    def start(self, match: MatchState, seat: Seat) -> None:
+        """``match_start`` and the bot's ``ready``."""
+        start = self.talk.send_from_referee(
+            builders.match_start(self.match_id, seat, self.opponent, match.options, TIME_CONTROL)
+        )
+        self.talk.send("bot", "ready", reply_to=start)
+
+    def decide(self, game: GameState, seat: Seat) -> Action:
+        """``decide`` and the bot's ``act``."""
+        seen = observe(game, seat)
+        legal = legal_actions(game)
+        action = self.policy(seen, legal)
+        self.events.observe(seen)
+        decide = self.talk.send_from_referee(
+            builders.decide(self.match_id, seen, legal, self.events.take(), DECISION_MS, BANK_MS)
+        )
+        self.talk.conversation.states[decide] = game
+        self.talk.send("bot", "act", reply_to=decide, action=str(action))
+        return action
+
+    def game_over(self, game: GameState, seat: Seat) -> None:
+        """The game's last events go out with the next message."""
+        self.events.observe(observe(game, seat))
+
+    def match_over(self, course: MatchCourse[NoReturn], seat: Seat) -> None:
+        """``match_end``."""
+        assert course.match is not None
+        assert course.match.result is not None
+        self.talk.send_from_referee(
+            builders.match_end(self.match_id, self.events.take(), course.match.result, None)
+        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ __all__ = [
     "Event",
     "ExchangeEvent",
     "ExchangeRoundInfo",
+    "FaultKind",
     "Forfeit",
     "GameEndEvent",
     "GameStartEvent",
@@ -92,6 +93,22 @@ class RejectCode(enum.StrEnum):
     VERSION = "version"
     AUTH = "auth"
     MALFORMED = "malformed"
+
+
+class FaultKind(enum.StrEnum):
+    """What a bot did wrong (``match_end``'s ``forfeit.fault``, and records); each fault
+    costs the offender the match."""
+
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    DISCONNECT = "disconnect"
+    MALFORMED = "malformed"
+    WRONG_REPLY_ID = "wrong_reply_id"
+    ILLEGAL_ACTION = "illegal_action"
+    HANDSHAKE = "handshake"
+    VERSION = "version"
+    #: The bot answered a request with an ``error`` message instead of an answer.
+    BOT_ERROR = "bot_error"
 
 
 class TimeControl(_Model):

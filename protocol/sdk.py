@@ -64,6 +64,7 @@ import msgpack
 import zmq
 
 from protocol.errors import ProtocolError
+from protocol.messages import ErrorCode
 from protocol.sdk_views import (
     BidMade,
     CardPlayed,
@@ -258,11 +259,11 @@ class Session:
         packed: bytes = self._packer.pack(message)
         return packed
 
-    def _error(self, reply_to: Any, code: str, text: str) -> bytes:
+    def _error(self, reply_to: Any, code: ErrorCode, text: str) -> bytes:
         if not is_message_id(reply_to):
             reply_to = None
         return self._message(
-            "error", {"reply_to": reply_to, "code": code, "message": text[:_MAX_ERROR_CHARS]}
+            "error", {"reply_to": reply_to, "code": code.value, "message": text[:_MAX_ERROR_CHARS]}
         )
 
     def start(self) -> bytes:
@@ -326,14 +327,16 @@ class Session:
         kind = data["type"]
         if kind in ("hello", "ready", "act", "pong"):
             log.warning("aegis sdk: the referee sent a %r, a bot's message", kind)
-            return self._error(data.get("id"), "unexpected", f"a bot does not accept {kind!r}")
+            return self._error(
+                data.get("id"), ErrorCode.UNEXPECTED, f"a bot does not accept {kind!r}"
+            )
         log.warning("aegis sdk: answering a message of unknown type %r", kind)
-        return self._error(data.get("id"), "unknown_type", f"unknown message type {kind!r}")
+        return self._error(data.get("id"), ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}")
 
     def _on_malformed(self, data: dict[str, Any], error: ProtocolError) -> bytes | None:
         log.warning("aegis sdk: malformed message from the referee: %s", error)
         if data["type"] in ("decide", "match_start", "ping"):
-            return self._error(data.get("id"), "malformed", str(error))
+            return self._error(data.get("id"), ErrorCode.MALFORMED, str(error))
         return None
 
     def _on_decide(self, data: dict[str, Any], received_at: float) -> bytes | None:
@@ -351,13 +354,15 @@ class Session:
             return self._bot_failed(view.request_id, f"{view.decision} decision", error)
         if len(text) > _MAX_ACTION_CHARS:
             log.error("aegis sdk: the bot chose an action of %d characters: %.80r", len(text), text)
-            return self._error(view.request_id, "unexpected", "the bot's action is too long")
+            return self._error(
+                view.request_id, ErrorCode.UNEXPECTED, "the bot's action is too long"
+            )
         return self._message("act", {"reply_to": view.request_id, "action": text})
 
     def _bot_failed(self, request_id: int, where: str, error: Exception) -> bytes:
         log.error("aegis sdk: the bot failed in its %s", where, exc_info=error)
         # A legal string the referee sent but the SDK cannot parse is the referee's fault.
-        code = "malformed" if isinstance(error, ProtocolError) else "unexpected"
+        code = ErrorCode.MALFORMED if isinstance(error, ProtocolError) else ErrorCode.UNEXPECTED
         return self._error(request_id, code, f"{type(error).__name__}: {error}")
 
     def _on_ping(self, data: dict[str, Any], received_at: float) -> bytes | None:

@@ -13,16 +13,19 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protocol import builders
 from protocol.codec import encode
 from protocol.examples_gen import Conversation, Sent, conversation
-from protocol.messages import ANY_MESSAGE
+from protocol.messages import ANY_MESSAGE, ErrorCode, FaultKind, RejectCode
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from referee.rules.actions import play
 from referee.rules.errors import IllegalActionError
 from referee.rules.game import GameState, Seat, apply
+from referee.rules.match import MatchResult, Termination
 from referee.rules.options import RulesOptions
 
 __all__ = [
@@ -119,15 +122,14 @@ def build_vectors() -> dict[str, dict[str, Any]]:
         "hello": messages[_first(talk, "hello")].message,
         "welcome": messages[_first(talk, "welcome")].message,
         "reject": envelope
-        | {
-            "id": 1,
-            "type": "reject",
-            "reply_to": 1,
-            "code": "version",
-            "reason": "no common protocol version: the bot offers 2.0, the referee speaks "
+        | {"id": 1}
+        | builders.reject(
+            1,
+            RejectCode.VERSION,
+            "no common protocol version: the bot offers 2.0, the referee speaks "
             + ", ".join(SUPPORTED_VERSIONS),
-            "supported_versions": list(SUPPORTED_VERSIONS),
-        },
+            SUPPORTED_VERSIONS,
+        ),
         "match_start": messages[_first(talk, "match_start")].message,
         "ready": messages[_first(talk, "ready")].message,
         "decide_exchange": messages[exchange].message,
@@ -137,40 +139,35 @@ def build_vectors() -> dict[str, dict[str, Any]]:
         "decide_play": decide_play,
         "act_play": _answer(talk, play_),
         "error": envelope
-        | {
-            "id": decide_play["id"] + 1,
-            "type": "error",
-            "reply_to": _answer(talk, play_)["id"],
-            "code": "illegal_action",
-            "message": reason,
-        },
+        | {"id": decide_play["id"] + 1}
+        | builders.error(_answer(talk, play_)["id"], ErrorCode.ILLEGAL_ACTION, reason),
         "match_end": match_end,
         "match_end_forfeit": envelope
-        | {
-            "id": 3,
-            "type": "match_end",
-            "match_id": "m-000043",
-            "events": [],
-            "result": {
-                "winner": 0,
-                "termination": "forfeit",
-                "scores": [0, 0],
-                "games": 0,
-                "forfeit": {
-                    "seat": 1,
-                    "fault": "timeout",
-                    "detail": "no act within 1000 ms and no time bank left (decide 3)",
-                },
-            },
-        },
-        "ping": envelope | {"id": next_referee_id, "type": "ping"},
+        | {"id": 3}
+        | builders.match_end(
+            "m-000043",
+            [],
+            MatchResult(Seat.FIRST, Termination.FORFEIT, (0, 0), 0),
+            _Cause(1, FaultKind.TIMEOUT, "no act within 1000 ms and no time bank left (decide 3)"),
+        ),
+        "ping": envelope | {"id": next_referee_id} | builders.ping(),
         "pong": envelope | {"id": next_bot_id, "type": "pong", "reply_to": next_referee_id},
         "shutdown": envelope
-        | {"id": next_referee_id + 1, "type": "shutdown", "reason": "tournament finished"},
+        | {"id": next_referee_id + 1}
+        | builders.shutdown("tournament finished"),
     }
     for message in vectors.values():
         ANY_MESSAGE.validate_python(message)  # raises if a vector is not a valid message
     return {name: sorted_keys(vectors[name]) for name in sorted(vectors)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Cause:
+    """The forfeit of the example ``match_end``."""
+
+    seat: int
+    kind: FaultKind
+    detail: str
 
 
 def vector_files() -> dict[str, bytes]:

@@ -40,6 +40,7 @@ and everything the checker started is stopped before :func:`check_bot` returns.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import os
 import random
@@ -50,24 +51,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from protocol.views import EventTracker
+from protocol import builders
+from protocol.messages import ErrorCode
+from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.faults import Fault, FaultKind
 from referee.rules.actions import parse_action
 from referee.rules.cards import DECK, Card, parse_card
-from referee.rules.errors import ActionParseError, IllegalActionError
-from referee.rules.game import (
-    GameState,
-    Seat,
-    apply,
-    legal_actions,
-    new_game,
-    observation,
-    shuffled_deck,
-)
-from referee.rules.match import draw_first_master, finish_game, new_match, start_game
+from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
+from referee.rules.game import GameState, Seat, apply, legal_actions, new_game, observation
+from referee.rules.match import MatchResult, Termination, draw_first_master, new_match
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl, decide_message, match_start_message
+from referee.rules.play import MatchCourse, Player, PolicyPlayer, play_match
+from referee.runner import BotPlayer, TimeControl
 from referee.sandbox import SandboxPlan
 from referee.selfplay import RandomPolicy, derive_seed
 from referee.server import BotServer, BotSession
@@ -375,7 +371,7 @@ class _Checker:
             return
         session = self.connected()
         outcome = self.server.request(
-            session, {"type": "ping"}, "pong", self.settings.warmup_ms / 1000
+            session, builders.ping(), "pong", self.settings.warmup_ms / 1000
         )
         if isinstance(outcome, Fault):
             session.pending_fault = outcome
@@ -392,7 +388,7 @@ class _Checker:
     ) -> str | None:
         """Send ``match_start``; None once the bot is ready, else the problem."""
         message = {
-            **match_start_message(match_id, seat, OPPONENT_NAME, options, self.clock),
+            **builders.match_start(match_id, seat, OPPONENT_NAME, options, self.clock.to_json()),
             **(extra or {}),
         }
         outcome = self.server.request(
@@ -418,13 +414,7 @@ class _Checker:
             after = apply(state, seat, parse_action(text))
         except (ActionParseError, IllegalActionError) as error:
             self.server.notify(
-                session,
-                {
-                    "type": "error",
-                    "reply_to": outcome.message["id"],
-                    "code": "illegal_action",
-                    "message": str(error),
-                },
+                session, builders.error(outcome.message["id"], ErrorCode.ILLEGAL_ACTION, str(error))
             )
             legal = _shortened(message["legal"])
             problem = f"answered {text!r}, which is illegal: {error} (legal: {legal})"
@@ -437,15 +427,10 @@ class _Checker:
             return _Answer(None, text, outcome.elapsed_ms, problem, FaultKind.TIMEOUT)
         return _Answer(after, text, outcome.elapsed_ms)
 
-    def end_match(
-        self, match_id: str, result: dict[str, Any], events: list[dict[str, Any]]
-    ) -> None:
+    def end_match(self, message: dict[str, Any]) -> None:
         """Send ``match_end`` (a bot that is gone is not blamed twice)."""
         if self.session is not None and self.session.connected:
-            self.server.notify(
-                self.session,
-                {"type": "match_end", "match_id": match_id, "events": events, "result": result},
-            )
+            self.server.notify(self.session, message)
 
     def probe(self, position: _Position, *, extra: bool = False) -> _Answer:
         """A one-decision match at ``position``; ``extra`` adds unknown fields everywhere."""
@@ -460,8 +445,8 @@ class _Checker:
         seen = observation(state, seat)
         tracker = EventTracker()
         tracker.observe(seen)
-        decide = decide_message(
-            match_id, seen, legal_actions(state), tracker.take(), self.clock, None
+        decide = builders.decide(
+            match_id, seen, legal_actions(state), tracker.take(), self.clock.decision_ms, None
         )
         if extra:
             decide["observation"][UNKNOWN_FIELD] = [1, "two", None]
@@ -477,26 +462,20 @@ class _Checker:
             # Silent for deadline and warm-up together: stuck, so start it afresh next time.
             session.pending_fault = Fault(FaultKind.TIMEOUT, -1, session.name, str(answer.problem))
         if answer.problem is None:
-            forfeit = {
-                "seat": int(seat.other),
-                "fault": FaultKind.DISCONNECT.value,
-                "detail": "the conformance check's probe is over",
-            }
+            at_fault = seat.other
+            cause = Fault(
+                FaultKind.DISCONNECT,
+                at_fault,
+                OPPONENT_NAME,
+                "the conformance check's probe is over",
+            )
         else:
-            forfeit = {
-                "seat": int(seat),
-                "fault": (answer.fault or FaultKind.TIMEOUT).value,
-                "detail": answer.problem,
-            }
-        winner = seat if answer.problem is None else seat.other
-        result = {
-            "winner": int(winner),
-            "termination": "forfeit",
-            "scores": list(state.scores_before),
-            "games": state.game_number - 1,
-            "forfeit": forfeit,
-        }
-        self.end_match(match_id, result, [])
+            at_fault = seat
+            cause = Fault(answer.fault or FaultKind.TIMEOUT, seat, session.name, answer.problem)
+        result = MatchResult(
+            at_fault.other, Termination.FORFEIT, state.scores_before, state.game_number - 1
+        )
+        self.end_match(builders.match_end(match_id, [], result, cause))
         return answer
 
     def probes(self, positions: Sequence[_Position], *, extra: bool = False) -> Verdict:
@@ -745,7 +724,7 @@ def check_unsupported_version(checker: _Checker) -> Verdict:
 def check_ping(checker: _Checker) -> Verdict:
     """``ping`` is answered with ``pong`` within ``heartbeat_ms``."""
     limit = checker.settings.heartbeat_ms
-    outcome = checker.server.request(checker.connected(), {"type": "ping"}, "pong", limit / 1000)
+    outcome = checker.server.request(checker.connected(), builders.ping(), "pong", limit / 1000)
     if isinstance(outcome, Fault):
         return Fail(f"{_describe(outcome)} (heartbeat_ms is {limit})")
     return Pass(f"pong after {outcome.elapsed_ms:.1f} ms (limit {limit} ms)")
@@ -801,9 +780,9 @@ def check_unknown_type(checker: _Checker) -> Verdict:
     if isinstance(outcome, Fault):
         return Fail(f"no error answering 'frobnicate' ({_describe(outcome)})")
     code = outcome.message.get("code")
-    if code != "unknown_type":
+    if code != ErrorCode.UNKNOWN_TYPE:
         return Fail(f"answered 'frobnicate' with error code {code!r}, not 'unknown_type'")
-    after = checker.server.request(session, {"type": "ping"}, "pong", limit / 1000)
+    after = checker.server.request(session, builders.ping(), "pong", limit / 1000)
     if isinstance(after, Fault):
         return Fail(f"answered 'frobnicate' properly, then no pong ({_describe(after)})")
     return Pass(
@@ -838,77 +817,64 @@ def check_several_matches(checker: _Checker) -> Verdict:
 def _play_match(checker: _Checker, number: int) -> tuple[int, int, float] | str:
     """Match ``number`` of ``several_matches``: (games, decisions, slowest ms) or the problem.
 
-    The bot plays seat 0 and seat 1 in turn; the opponent is an in-process random player.
+    The bot plays seat 0 and seat 1 in turn, as the runner plays it (the same player in the
+    same match loop); the opponent is an in-process random player.
     """
     settings = checker.settings
     options = MATCH_RULES[(number - 1) % len(MATCH_RULES)]
     seat = Seat((number - 1) % 2)
-    rng = random.Random(derive_seed(settings.seed, "check-bot", number))
-    opponent = RandomPolicy(derive_seed(settings.seed, "check-bot", number, "opponent"))
-    match = new_match(options, draw_first_master(rng))
-    match_id = checker.next_match_id("match")
-    problem = checker.start_match(match_id, seat, options, None)
-    if problem is not None:
-        return problem
-    tracker = EventTracker()
-    first = True
-    decisions = 0
-    slowest = 0.0
-    while match.result is None:
-        game = start_game(match, shuffled_deck(rng))
-        while game.to_move is not None:
-            mover = game.to_move
-            if mover != seat:
-                game = apply(game, mover, opponent(observation(game, mover), legal_actions(game)))
-                continue
-            seen = observation(game, seat)
-            tracker.observe(seen)
-            allowance = settings.decision_ms + (settings.warmup_ms if first else 0)
-            clock = f"deadline_ms {settings.decision_ms}" + (
-                f" + warmup_ms {settings.warmup_ms} for a match's first decision" if first else ""
-            )
-            first = False
-            message = decide_message(
-                match_id, seen, legal_actions(game), tracker.take(), checker.clock, None
-            )
-            answer = checker.ask(game, message, allowance, allowance)
-            decisions += 1
-            if answer.state is None:
-                where = f"game {game.game_number}, decision {len(game.history) + 1}"
-                fault = answer.fault or FaultKind.TIMEOUT
-                result = {
-                    "winner": int(seat.other),
-                    "termination": "forfeit",
-                    "scores": list(match.scores),
-                    "games": match.games_played,
-                    "forfeit": {"seat": int(seat), "fault": fault.value, "detail": answer.problem},
-                }
-                checker.end_match(match_id, result, tracker.take())
-                return f"{where}: {answer.problem} ({clock})"
-            slowest = max(slowest, answer.elapsed_ms)
-            game = answer.state
-        tracker.observe(observation(game, seat))
-        match = finish_game(match, game)
-    final = match.result
-    assert final is not None
-    checker.end_match(
-        match_id,
-        {
-            "winner": int(final.winner),
-            "termination": final.termination.value,
-            "scores": list(final.scores),
-            "games": final.games,
-            "forfeit": None,
-        },
-        tracker.take(),
+    seed = derive_seed(settings.seed, "check-bot", number)
+    rng = random.Random(seed)
+    opponent = PolicyPlayer(
+        RandomPolicy(derive_seed(settings.seed, "check-bot", number, "opponent"))
     )
-    return match.games_played, decisions, slowest
+    match_id = checker.next_match_id("match")
+    bot = _CheckedBot(
+        checker.server, checker.connected(), match_id, seat, OPPONENT_NAME, checker.clock
+    )
+    players: list[Player[Fault]] = [bot, opponent]
+    if seat is Seat.SECOND:
+        players.reverse()
+    names = (
+        (checker.spec.name, OPPONENT_NAME)
+        if seat is Seat.FIRST
+        else (OPPONENT_NAME, checker.spec.name)
+    )
+    course: MatchCourse[Fault] = MatchCourse(
+        match_id, names, seed, new_match(options, draw_first_master(rng))
+    )
+    play_match(course, rng, players)
+    fault = course.forfeit_fault
+    if fault is not None:
+        if fault.game is None:
+            return f"no ready to match_start ({_describe(fault)})"
+        clock = f"deadline_ms {settings.decision_ms}" + (
+            f" + warmup_ms {settings.warmup_ms} for a match's first decision"
+            if bot.decisions == 1
+            else ""
+        )
+        problem = fault.detail if fault.kind is FaultKind.ILLEGAL_ACTION else _describe(fault)
+        return f"game {fault.game}, decision {fault.decision}: {problem} ({clock})"
+    assert course.match is not None
+    slowest = max((ms for timings in course.timings for ms in timings), default=0.0)
+    return course.match.games_played, bot.decisions, slowest
+
+
+class _CheckedBot(BotPlayer):
+    """The bot under check, as the runner plays it; an illegal answer's fault names the legal
+    actions too."""
+
+    def _illegal(self, game: GameState, error: AegisError) -> Fault:
+        fault = super()._illegal(game, error)
+        legal = _shortened(legal_to_wire(legal_actions(game)))
+        detail = f"answered {self._text!r}, which is illegal: {error} (legal: {legal})"
+        return dataclasses.replace(fault, detail=detail)
 
 
 def check_shutdown(checker: _Checker) -> Verdict:
     """After ``shutdown`` the process exits with code 0 within a second."""
     session = checker.connected()
-    fault = checker.server.notify(session, {"type": "shutdown", "reason": "conformance check over"})
+    fault = checker.server.notify(session, builders.shutdown("conformance check over"))
     checker.shutdown_sent = True
     session.closed = True  # nothing more is sent; the cleanup must not say shutdown twice
     if fault is not None:

@@ -1,27 +1,14 @@
-"""Faults: everything a bot can do wrong, as data."""
+"""Faults: everything a bot can do wrong, as data (the kinds are the protocol's
+:class:`~protocol.messages.FaultKind`)."""
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.messages import FaultKind
+
 __all__ = ["Fault", "FaultKind"]
-
-
-class FaultKind(enum.StrEnum):
-    """The kinds of fault; each costs the offender the match."""
-
-    TIMEOUT = "timeout"
-    CRASH = "crash"
-    DISCONNECT = "disconnect"
-    MALFORMED = "malformed"
-    WRONG_REPLY_ID = "wrong_reply_id"
-    ILLEGAL_ACTION = "illegal_action"
-    HANDSHAKE = "handshake"
-    VERSION = "version"
-    #: The bot answered a request with an ``error`` message instead of an answer.
-    BOT_ERROR = "bot_error"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """A person against a bot: a match in which one seat is chosen in-process (by a person at a
 terminal, in practice) and the other is a bot process speaking the protocol.
 
-The bot is treated exactly as :class:`~referee.runner.MatchRunner` treats it: the same
-``match_start``, ``decide`` and ``match_end`` messages (the runner's own builders), the same
+The bot is treated exactly as :class:`~referee.runner.MatchRunner` treats it: the same player
+(:class:`~referee.runner.BotPlayer`) in the same match loop, so the same messages, the same
 clock with its warm-up and bank, and every failure a fault that forfeits the match. The
 human seat has no clock and is never blamed for anything: it may only leave, by raising
 :class:`HumanQuit`. What the human is shown comes from the engine's ``observation`` of its
@@ -11,7 +11,6 @@ seat alone, as protocol events, fed after every action so that play appears as i
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -24,31 +23,18 @@ from referee.faults import Fault
 from referee.rules.actions import Action
 from referee.rules.cards import Card
 from referee.rules.errors import AegisError
-from referee.rules.game import (
-    GameState,
-    Observation,
-    Seat,
-    apply,
-    legal_actions,
-    observation,
-    shuffled_deck,
-)
-from referee.rules.match import draw_first_master, finish_game, forfeit, new_match, start_game
+from referee.rules.game import GameState, Observation, Seat, apply, legal_actions, observation
+from referee.rules.match import draw_first_master, new_match
 from referee.rules.options import RulesOptions
-from referee.runner import (
-    MatchReport,
-    TimeControl,
-    apply_bot_reply,
-    decide_message,
-    match_end_message,
-    match_start_message,
-)
+from referee.rules.play import InProcessPlayer, Player, play_match
+from referee.runner import BotPlayer, MatchReport, TimeControl
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession, Reply
+from referee.server import BotServer, BotSession
 
 __all__ = [
     "HumanMatch",
     "HumanMatchStart",
+    "HumanPlayer",
     "HumanQuit",
     "HumanSeat",
     "check_action",
@@ -165,8 +151,14 @@ def play_human_match(
             )
         )
         session = active.start_bot(bot)
-        driver = _Driver(active, session, human, outcome.report, options, control, human_seat, rng)
-        driver.play()
+        if session.handshake_fault is None:
+            active.handshake(session, control.warmup_ms / 1000)
+        bot_player = BotPlayer(active, session, match_id, human_seat.other, human_name, control)
+        human_player = HumanPlayer(human, human_seat)
+        seats: list[Player[Fault]] = [human_player, bot_player]
+        if human_seat is Seat.SECOND:
+            seats.reverse()
+        play_match(outcome.report, rng, seats)
     except (HumanQuit, KeyboardInterrupt):
         outcome.abandoned = True
         farewell = "the human left the match"
@@ -178,149 +170,31 @@ def play_human_match(
     return outcome
 
 
-class _Driver:
-    """One human match in progress: the loop of :meth:`MatchRunner._play_games` with one
-    seat asked in-process."""
+class HumanPlayer(InProcessPlayer):
+    """The in-process seat of a human match as a player of the match loop: shown every
+    position as it happens, asked for its actions, never at fault and without a clock."""
 
-    def __init__(
-        self,
-        server: BotServer,
-        session: BotSession,
-        human: HumanSeat,
-        report: MatchReport,
-        options: RulesOptions,
-        control: TimeControl,
-        human_seat: Seat,
-        rng: random.Random,
-    ) -> None:
-        self.server = server
-        self.session = session
+    watches = True
+
+    def __init__(self, human: HumanSeat, seat: Seat) -> None:
         self.human = human
-        self.report = report
-        self.options = options
-        self.control = control
-        self.human_seat = human_seat
-        self.bot_seat = human_seat.other
-        self.rng = rng
-        self.bot_events = EventTracker()
-        self.human_events = EventTracker()
-        self.bank = control.bank_ms
-        self.first_decision = True
+        self.seat = seat
+        self.events = EventTracker()
+        self.last_ms = 0.0
 
-    def play(self) -> None:
-        """Start the bot's match, play every game, tell the bot the result."""
-        fault = self._start()
-        if fault is not None:
-            self._forfeit(self._blame(fault, None, None))
-            return
-        match = self.report.match
-        assert match is not None
-        while match.result is None:
-            game = start_game(match, shuffled_deck(self.rng))
-            self.report.games.append(game)
-            self.report.timings.append([])
-            self._show(game)
-            while game.to_move is not None:
-                played = self._turn(game)
-                if isinstance(played, Fault):
-                    self._forfeit(played)
-                    return
-                game = played
-                self.report.games[-1] = game
-                self._show(game)
-            self.bot_events.observe(observation(game, self.bot_seat))
-            match = finish_game(match, game)
-            self.report.match = match
-        self._notify_end()
+    def decide(self, game: GameState, seat: Seat) -> Action:
+        """The person's choice, timed for the record."""
+        started = time.monotonic()
 
-    def _start(self) -> Fault | None:
-        """The handshake and ``match_start``; the fault if the bot fails either."""
-        session = self.session
-        warmup = self.control.warmup_ms / 1000
-        if session.handshake_fault is not None:
-            return session.handshake_fault
-        fault = self.server.handshake(session, warmup)
-        if fault is not None:
-            return fault
-        players = self.report.players
-        message = match_start_message(
-            self.report.match_id,
-            self.bot_seat,
-            players[self.human_seat],
-            self.options,
-            self.control,
-        )
-        reply = self.server.request(session, message, "ready", warmup)
-        return reply if isinstance(reply, Fault) else None
+        def check(action: Action) -> str | None:
+            return check_action(game, seat, action)
 
-    def _show(self, game: GameState) -> None:
-        seen = observation(game, self.human_seat)
-        self.human_events.observe(seen)
-        self.human.show(seen, self.human_events.take())
+        action = self.human.choose(observation(game, seat), legal_actions(game), check)
+        self.last_ms = round((time.monotonic() - started) * 1000, 3)
+        return action
 
-    def _turn(self, game: GameState) -> GameState | Fault:
-        """The next action of the game, whoever's turn it is."""
-        seat = game.to_move
-        assert seat is not None
-        seen = observation(game, seat)
-        legal = legal_actions(game)
-        timings = self.report.timings[-1]
-        if seat == self.human_seat:
-            started = time.monotonic()
-
-            def check(action: Action) -> str | None:
-                return check_action(game, seat, action)
-
-            action = self.human.choose(seen, legal, check)
-            after = apply(game, seat, action)  # a chooser that ignores ``check`` fails here
-            timings.append(round((time.monotonic() - started) * 1000, 3))
-            return after
-        return self._bot_turn(game, seat, seen, legal)
-
-    def _bot_turn(
-        self, game: GameState, seat: Seat, seen: Observation, legal: Sequence[Action]
-    ) -> GameState | Fault:
-        control = self.control
-        self.bot_events.observe(seen)
-        allowance = control.decision_ms + (self.bank or 0)
-        if self.first_decision:
-            allowance += control.warmup_ms
-            self.first_decision = False
-        message = decide_message(
-            self.report.match_id, seen, legal, self.bot_events.take(), control, self.bank
-        )
-        reply = self.server.request(self.session, message, "act", allowance / 1000)
-        decision = len(game.history) + 1
-        if not isinstance(reply, Reply):
-            return self._blame(reply, game.game_number, decision)
-        if self.bank is not None and reply.elapsed_ms > control.decision_ms:
-            self.bank = max(0, self.bank - int(reply.elapsed_ms - control.decision_ms))
-        applied = apply_bot_reply(self.server, game, seat, reply, self.session)
-        if isinstance(applied, Fault):
-            return self._blame(applied, game.game_number, decision)
-        self.report.timings[-1].append(round(reply.elapsed_ms, 3))
-        return applied
-
-    def _blame(self, fault: Fault, game: int | None, decision: int | None) -> Fault:
-        return dataclasses.replace(fault, seat=int(self.bot_seat), game=game, decision=decision)
-
-    def _forfeit(self, fault: Fault) -> None:
-        assert self.report.match is not None
-        self.report.match = forfeit(self.report.match, self.bot_seat)
-        self.report.faults.append(fault)
-        self.report.forfeit_fault = fault
-        self._notify_end()
-
-    def _notify_end(self) -> None:
-        match = self.report.match
-        if not self.session.connected or match is None or match.result is None:
-            return
-        self.server.notify(
-            self.session,
-            match_end_message(
-                self.report.match_id,
-                self.bot_events.take(),
-                match.result,
-                self.report.forfeit_fault,
-            ),
-        )
+    def watch(self, game: GameState) -> None:
+        """Show the position and the events that led to it."""
+        seen = observation(game, self.seat)
+        self.events.observe(seen)
+        self.human.show(seen, self.events.take())

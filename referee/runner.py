@@ -12,47 +12,26 @@ import random
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
+from protocol import builders
+from protocol.messages import ErrorCode
+from protocol.views import EventTracker
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
 from referee.rules.actions import Action, parse_action
-from referee.rules.errors import ActionParseError, IllegalActionError
-from referee.rules.game import (
-    GameState,
-    Observation,
-    Seat,
-    apply,
-    legal_actions,
-    observation,
-    shuffled_deck,
-)
-from referee.rules.match import (
-    MatchResult,
-    MatchState,
-    draw_first_master,
-    finish_game,
-    forfeit,
-    new_match,
-    start_game,
-)
+from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
+from referee.rules.game import GameState, Seat, legal_actions, observation
+from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
+from referee.rules.play import MatchCourse, play_match
 from referee.sandbox import SandboxPlan
 from referee.server import BotServer, BotSession, RemoteListener, Reply
 
-__all__ = [
-    "MatchReport",
-    "MatchRunner",
-    "TimeControl",
-    "apply_bot_reply",
-    "decide_message",
-    "match_end_message",
-    "match_start_message",
-]
+__all__ = ["BotPlayer", "MatchReport", "MatchRunner", "TimeControl"]
 
 _SEATS = (Seat.FIRST, Seat.SECOND)
 
@@ -79,29 +58,10 @@ class TimeControl:
         }
 
 
-@dataclass(slots=True)
-class MatchReport:
+class MatchReport(MatchCourse[Fault]):
     """Everything about one played match: the outcome, every game, timings and faults."""
 
-    match_id: str
-    players: tuple[str, str]
-    seed: int
-    match: MatchState | None
-    games: list[GameState] = field(default_factory=list)
-    #: Per game, the decision time in ms of each action in ``history`` order.
-    timings: list[list[float]] = field(default_factory=list)
-    faults: list[Fault] = field(default_factory=list)
-    #: The fault that ended the match, if it was forfeited.
-    forfeit_fault: Fault | None = None
-    #: Both bots failed before the first game: no winner.
-    void: bool = False
-
-    @property
-    def winner(self) -> Seat | None:
-        """The winning seat, None for a void match."""
-        if self.match is None or self.match.result is None:
-            return None
-        return self.match.result.winner
+    __slots__ = ()
 
     def record_lines(self, match_number: int = 1) -> list[dict[str, Any]]:
         """The match in the record format (``docs/records.md``), with timings and faults.
@@ -227,7 +187,7 @@ class MatchRunner:
         """False if a remote bot's connection is gone; True if it answers a ping or is only
         slow to (still busy with a request that timed out, say)."""
         session.pending_fault = None
-        outcome = self.server.request(session, {"type": "ping"}, "pong", self.heartbeat_ms / 1000)
+        outcome = self.server.request(session, builders.ping(), "pong", self.heartbeat_ms / 1000)
         session.pending_fault = None
         return not (isinstance(outcome, Fault) and outcome.kind is FaultKind.DISCONNECT)
 
@@ -236,7 +196,7 @@ class MatchRunner:
         one that does not answer in time is restarted rather than blamed."""
         if time.monotonic() - session.last_heard < self.heartbeat_ms / 1000:
             return True
-        outcome = self.server.request(session, {"type": "ping"}, "pong", self.heartbeat_ms / 1000)
+        outcome = self.server.request(session, builders.ping(), "pong", self.heartbeat_ms / 1000)
         if isinstance(outcome, Fault):
             session.pending_fault = None
             return False
@@ -261,7 +221,6 @@ class MatchRunner:
     def play(self, specs: Sequence[BotSpec], seed: int, match_id: str = "1") -> MatchReport:
         """Play one match, seat 0 = ``specs[0]``; all chance comes from ``seed``."""
         players = (specs[0].name, specs[1].name)
-        report = MatchReport(match_id, players, seed, None)
         for spec in specs:
             self.counters.setdefault(spec.name, Counter())["matches"] += 1
         # Read what came in since the last match first: a stray message from a bot becomes
@@ -279,252 +238,164 @@ class MatchRunner:
             # Both bots start at once and say hello in either order: one start-up's wait.
             for session in started:
                 self._handshake(session)
-            return self._play(report, sessions, seed, match_id, players)
+            rng = random.Random(seed)
+            report = MatchReport(
+                match_id, players, seed, new_match(self.options, draw_first_master(rng))
+            )
+            play_match(
+                report,
+                rng,
+                [
+                    BotPlayer(
+                        self.server, session, match_id, seat, players[1 - seat], self.time_control
+                    )
+                    for seat, session in zip(_SEATS, sessions, strict=True)
+                ],
+            )
+            for fault in report.faults:
+                self.counters.setdefault(fault.bot, Counter())[fault.kind.value] += 1
+            return report
         finally:
             self._retire(sessions)
 
-    def _play(
+
+class BotPlayer:
+    """A bot process or a remote bot, through its protocol session, as a player of the match
+    loop (:func:`referee.rules.play.play_match`): it builds the bot's messages, keeps its
+    clock (the warm-up of its first decision, the bank) and turns every failure into a
+    :class:`Fault` that names the seat, the game and the decision."""
+
+    watches = False
+    interrupts = True
+
+    def __init__(
         self,
-        report: MatchReport,
-        sessions: list[BotSession],
-        seed: int,
+        server: BotServer,
+        session: BotSession,
         match_id: str,
-        players: tuple[str, str],
-    ) -> MatchReport:
-        rng = random.Random(seed)
-        match = new_match(self.options, draw_first_master(rng))
-        report.match = match
-        failed = [
-            self._seat_fault(session.handshake_fault, seat, None, None)
-            for seat, session in zip(_SEATS, sessions, strict=True)
-            if session.handshake_fault is not None
-        ]
-        if not failed:
-            failed = self._start(sessions, match_id, players)
-        if failed:
-            return self._end_early(report, sessions, failed, match_id)
-        return self._play_games(report, sessions, rng, match_id)
-
-    def _start(
-        self, sessions: list[BotSession], match_id: str, players: tuple[str, str]
-    ) -> list[Fault]:
-        failed = []
-        for seat, session in zip(_SEATS, sessions, strict=True):
-            outcome = self.server.request(
-                session,
-                match_start_message(
-                    match_id, seat, players[1 - seat], self.options, self.time_control
-                ),
-                "ready",
-                self.time_control.warmup_ms / 1000,
-            )
-            if isinstance(outcome, Fault):
-                failed.append(self._seat_fault(outcome, seat, None, None))
-        return failed
-
-    def _play_games(
-        self, report: MatchReport, sessions: list[BotSession], rng: random.Random, match_id: str
-    ) -> MatchReport:
-        match = report.match
-        assert match is not None
-        control = self.time_control
-        banks = [control.bank_ms, control.bank_ms]
-        first_decision = [True, True]
-        trackers = [EventTracker(), EventTracker()]
-        while match.result is None:
-            game = start_game(match, shuffled_deck(rng))
-            timings: list[float] = []
-            report.games.append(game)
-            report.timings.append(timings)
-            while game.to_move is not None:
-                seat = game.to_move
-                seen = observation(game, seat)
-                trackers[seat].observe(seen)
-                legal = legal_actions(game)
-                bank = banks[seat]
-                allowance = control.decision_ms + (bank or 0)
-                if first_decision[seat]:
-                    allowance += control.warmup_ms
-                    first_decision[seat] = False
-                tracker = trackers[seat]
-                outcome = self.server.request(
-                    sessions[seat],
-                    decide_message(
-                        match_id,
-                        seen,
-                        legal,
-                        tracker.take(),
-                        control,
-                        bank,
-                        tracker.observation_map(seen),
-                    ),
-                    "act",
-                    allowance / 1000,
-                )
-                decision_number = len(game.history) + 1
-                if isinstance(outcome, Reply):
-                    if bank is not None and outcome.elapsed_ms > control.decision_ms:
-                        banks[seat] = max(0, bank - int(outcome.elapsed_ms - control.decision_ms))
-                    applied = apply_bot_reply(self.server, game, seat, outcome, sessions[seat])
-                    if isinstance(applied, GameState):
-                        game = applied
-                        timings.append(round(outcome.elapsed_ms, 3))
-                        report.games[-1] = game
-                        other = sessions[1 - seat]
-                        if other.pending_fault is None:
-                            continue
-                        outcome, seat = other.pending_fault, _SEATS[1 - seat]
-                    else:
-                        outcome = applied
-                fault = self._seat_fault(outcome, seat, game.game_number, decision_number)
-                return self._forfeit(report, sessions, fault, match_id, trackers)
-            for seat in _SEATS:
-                trackers[seat].observe(observation(game, seat))
-            match = finish_game(match, game)
-            report.match = match
-        for seat in _SEATS:
-            self._notify_end(sessions[seat], match_id, trackers[seat].take(), report)
-        return report
-
-    def _seat_fault(
-        self, fault: Fault, seat: Seat, game: int | None, decision: int | None
-    ) -> Fault:
-        fault = dataclasses.replace(fault, seat=int(seat), game=game, decision=decision)
-        self.counters.setdefault(fault.bot, Counter())[fault.kind.value] += 1
-        return fault
-
-    def _forfeit(
-        self,
-        report: MatchReport,
-        sessions: list[BotSession],
-        fault: Fault,
-        match_id: str,
-        trackers: list[EventTracker],
-    ) -> MatchReport:
-        assert report.match is not None
-        report.match = forfeit(report.match, _SEATS[fault.seat])
-        report.faults.append(fault)
-        report.forfeit_fault = fault
-        for seat in _SEATS:
-            self._notify_end(sessions[seat], match_id, trackers[seat].take(), report)
-        return report
-
-    def _end_early(
-        self, report: MatchReport, sessions: list[BotSession], failed: list[Fault], match_id: str
-    ) -> MatchReport:
-        assert report.match is not None
-        report.faults.extend(failed)
-        if len(failed) == 2:
-            report.void = True
-            report.forfeit_fault = failed[0]
-            for session in sessions:
-                if session.connected and not session.remote:  # a remote bot stays for the next
-                    self.server.stop_bot(session, "match void")
-            return report
-        report.match = forfeit(report.match, _SEATS[failed[0].seat])
-        report.forfeit_fault = failed[0]
-        for seat in _SEATS:
-            self._notify_end(sessions[seat], match_id, [], report)
-        return report
-
-    def _notify_end(
-        self, session: BotSession, match_id: str, events: list[dict[str, Any]], report: MatchReport
+        seat: Seat,
+        opponent: str,
+        control: TimeControl,
     ) -> None:
-        if not session.connected or report.match is None or report.match.result is None:
+        self.server = server
+        self.session = session
+        self.match_id = match_id
+        self.seat = int(seat)
+        self.opponent = opponent
+        self.control = control
+        self.bank = control.bank_ms
+        self.first_decision = True
+        self.events = EventTracker()
+        self.last_ms = 0.0
+        #: Decisions the bot was asked for.
+        self.decisions = 0
+        self._text = ""
+        self._reply_id: int | None = None
+
+    def _blame(self, fault: Fault, game: int | None, decision: int | None) -> Fault:
+        return dataclasses.replace(fault, seat=self.seat, game=game, decision=decision)
+
+    def ready(self) -> Fault | None:
+        """The handshake's fault, if the bot failed it."""
+        fault = self.session.handshake_fault
+        return None if fault is None else self._blame(fault, None, None)
+
+    def start(self, match: MatchState, seat: Seat) -> Fault | None:
+        """Send ``match_start`` and wait for ``ready`` (within the warm-up allowance)."""
+        message = builders.match_start(
+            self.match_id, seat, self.opponent, match.options, self.control.to_json()
+        )
+        outcome = self.server.request(self.session, message, "ready", self.control.warmup_ms / 1000)
+        return self._blame(outcome, None, None) if isinstance(outcome, Fault) else None
+
+    def decide(self, game: GameState, seat: Seat) -> Action | Fault:
+        """Ask the bot for its action, within the deadline plus bank (and warm-up the first
+        time); the fault if it does not answer with a well-formed action in time."""
+        control = self.control
+        seen = observation(game, seat)
+        tracker = self.events
+        tracker.observe(seen)
+        bank = self.bank
+        allowance = control.decision_ms + (bank or 0)
+        if self.first_decision:
+            allowance += control.warmup_ms
+            self.first_decision = False
+        self.decisions += 1
+        outcome = self.server.request(
+            self.session,
+            builders.decide(
+                self.match_id,
+                seen,
+                legal_actions(game),
+                tracker.take(),
+                control.decision_ms,
+                bank,
+                tracker.observation_map(seen),
+            ),
+            "act",
+            allowance / 1000,
+        )
+        if not isinstance(outcome, Reply):
+            return self._blame(outcome, game.game_number, len(game.history) + 1)
+        if bank is not None and outcome.elapsed_ms > control.decision_ms:
+            self.bank = max(0, bank - int(outcome.elapsed_ms - control.decision_ms))
+        text = outcome.message["action"]
+        self._text = text
+        self._reply_id = outcome.message.get("id")
+        try:
+            action = parse_action(text)
+        except ActionParseError as error:
+            return self._illegal(game, error)
+        self.last_ms = round(outcome.elapsed_ms, 3)
+        return action
+
+    def refused(
+        self, game: GameState, seat: Seat, action: Action, error: IllegalActionError
+    ) -> Fault:
+        """The rules refused the bot's action: answer with an ``error``; its fault."""
+        return self._illegal(game, error)
+
+    def _illegal(self, game: GameState, error: AegisError) -> Fault:
+        session = self.session
+        self.server.notify(
+            session, builders.error(self._reply_id, ErrorCode.ILLEGAL_ACTION, str(error))
+        )
+        session.counters[FaultKind.ILLEGAL_ACTION.value] += 1
+        fault = Fault(
+            FaultKind.ILLEGAL_ACTION,
+            self.seat,
+            session.name,
+            f"{self._text!r}: {error}",
+            stderr_tail=session.stderr_tail(),
+        )
+        return self._blame(fault, game.game_number, len(game.history) + 1)
+
+    def interrupted(self, game: int, decision: int) -> Fault | None:
+        """A fault the bot committed while the other seat was asked (a stray message)."""
+        fault = self.session.pending_fault
+        return None if fault is None else self._blame(fault, game, decision)
+
+    def watch(self, game: GameState) -> None:
+        """Not watching: the bot hears of the game at its decisions."""
+
+    def game_over(self, game: GameState, seat: Seat) -> None:
+        """The game's last events go out with the next ``decide`` or the ``match_end``."""
+        self.events.observe(observation(game, seat))
+
+    def match_over(self, course: MatchCourse[Fault], seat: Seat) -> None:
+        """Send ``match_end``; a void match stops a started bot instead."""
+        session = self.session
+        if course.void:
+            if session.connected and not session.remote:  # a remote bot stays for the next
+                self.server.stop_bot(session, "match void")
             return
-        fault = report.forfeit_fault
-        self.server.notify(session, match_end_message(match_id, events, report.match.result, fault))
+        match = course.match
+        if not session.connected or match is None or match.result is None:
+            return
+        fault = course.forfeit_fault
+        self.server.notify(
+            session, builders.match_end(self.match_id, self.events.take(), match.result, fault)
+        )
         if fault is not None and fault.bot == session.name and session.pending_fault is None:
             # A bot that faulted may be in any state: start it afresh for its next match.
             session.pending_fault = fault
-
-
-# -- the messages of a match, shared with every driver of a bot (the runner, a human match) ---
-
-
-def match_start_message(
-    match_id: str, seat: Seat, opponent: str, options: RulesOptions, control: TimeControl
-) -> dict[str, Any]:
-    """The ``match_start`` request to the bot in ``seat``."""
-    return {
-        "type": "match_start",
-        "match_id": match_id,
-        "seat": int(seat),
-        "opponent": opponent,
-        "rules": options.to_dict(),
-        "time_control": control.to_json(),
-    }
-
-
-def decide_message(
-    match_id: str,
-    seen: Observation,
-    legal: Sequence[Action],
-    events: list[dict[str, Any]],
-    control: TimeControl,
-    bank_ms: int | None,
-    observation_map: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The ``decide`` request for one decision, built from the seat's observation only.
-
-    ``observation_map`` is ``observation_to_wire(seen)`` when the caller has it already
-    (:meth:`EventTracker.observation_map` builds it faster).
-    """
-    return {
-        "type": "decide",
-        "match_id": match_id,
-        "decision": decision_kind(seen),
-        "events": events,
-        "observation": observation_to_wire(seen) if observation_map is None else observation_map,
-        "legal": legal_to_wire(legal),
-        "deadline_ms": control.decision_ms,
-        "bank_ms": bank_ms,
-    }
-
-
-def match_end_message(
-    match_id: str, events: list[dict[str, Any]], result: MatchResult, fault: Fault | None
-) -> dict[str, Any]:
-    """The ``match_end`` notice: the last events, the result and the forfeit if any."""
-    return {
-        "type": "match_end",
-        "match_id": match_id,
-        "events": events,
-        "result": {
-            "winner": int(result.winner),
-            "termination": result.termination.value,
-            "scores": list(result.scores),
-            "games": result.games,
-            "forfeit": None
-            if fault is None
-            else {"seat": fault.seat, "fault": fault.kind.value, "detail": fault.detail},
-        },
-    }
-
-
-def apply_bot_reply(
-    server: BotServer, game: GameState, seat: Seat, reply: Reply, session: BotSession
-) -> GameState | Fault:
-    """The game after the bot's ``act``; an unparsable or illegal action is answered with an
-    ``error`` and becomes an illegal-action fault."""
-    text = reply.message["action"]
-    try:
-        return apply(game, seat, parse_action(text))
-    except (ActionParseError, IllegalActionError) as error:
-        server.notify(
-            session,
-            {
-                "type": "error",
-                "reply_to": reply.message.get("id"),
-                "code": "illegal_action",
-                "message": str(error),
-            },
-        )
-        session.counters[FaultKind.ILLEGAL_ACTION.value] += 1
-        return Fault(
-            FaultKind.ILLEGAL_ACTION,
-            int(seat),
-            session.name,
-            f"{text!r}: {error}",
-            stderr_tail=session.stderr_tail(),
-        )

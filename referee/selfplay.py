@@ -1,4 +1,5 @@
-"""In-process play between policies: used by ``aegis-ref selfplay``, tests and benchmarks."""
+"""In-process play between policies: used by ``aegis-ref selfplay``, check-bot, tests and
+benchmarks, through the match loop of :mod:`referee.rules.play`."""
 
 from __future__ import annotations
 
@@ -6,36 +7,24 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NoReturn
 
 from referee.rules.actions import Action
-from referee.rules.game import (
-    GameState,
-    Observation,
-    apply,
-    legal_actions,
-    observation,
-    shuffled_deck,
-)
-from referee.rules.match import MatchState, draw_first_master, finish_game, new_match, start_game
+from referee.rules.game import GameState, Observation, apply, legal_actions, observation
+from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
+from referee.rules.play import MatchCourse, Policy, PolicyPlayer
+from referee.rules.play import play_match as play
 
 __all__ = [
     "POLICIES",
     "FirstLegalPolicy",
     "PlayedMatch",
-    "Policy",
     "RandomPolicy",
     "derive_seed",
     "play_game",
     "play_match",
 ]
-
-
-class Policy(Protocol):
-    """Chooses an action from the legal ones, given what its seat may see."""
-
-    def __call__(self, seen: Observation, legal: Sequence[Action]) -> Action: ...
 
 
 class RandomPolicy:
@@ -73,11 +62,12 @@ def derive_seed(master_seed: int, *labels: str | int) -> int:
 
 
 def play_game(game: GameState, policies: Sequence[Policy]) -> GameState:
-    """Play ``game`` to the end, asking the seat to move's policy for each action."""
+    """Play one game to its end between policies, without a match around it: the engine's
+    bare playout, for tests and the engine benchmark (a match goes through
+    :func:`play_match` and the match loop)."""
     while game.to_move is not None:
         seat = game.to_move
-        action = policies[seat](observation(game, seat), legal_actions(game))
-        game = apply(game, seat, action)
+        game = apply(game, seat, policies[seat](observation(game, seat), legal_actions(game)))
     return game
 
 
@@ -93,10 +83,9 @@ class PlayedMatch:
 def play_match(options: RulesOptions, seed: int, policies: Sequence[Policy]) -> PlayedMatch:
     """Play one whole match; all chance (the draw and the deals) comes from ``seed``."""
     rng = random.Random(seed)
-    match = new_match(options, draw_first_master(rng))
-    games: list[GameState] = []
-    while match.result is None:
-        game = play_game(start_game(match, shuffled_deck(rng)), policies)
-        games.append(game)
-        match = finish_game(match, game)
-    return PlayedMatch(seed, match, tuple(games))
+    course: MatchCourse[NoReturn] = MatchCourse(
+        "selfplay", ("0", "1"), seed, new_match(options, draw_first_master(rng))
+    )
+    play(course, rng, [PolicyPlayer(policy) for policy in policies])
+    assert course.match is not None
+    return PlayedMatch(seed, course.match, tuple(course.games))

@@ -25,14 +25,16 @@ import msgpack
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
+from protocol import builders
 from protocol.codec import (
     BOT_MESSAGE_DEPTH,
     MAX_MESSAGE_BYTES,
+    check_act,
     decode_map,
     validate_bot_message,
 )
 from protocol.errors import ProtocolError, quoted
-from protocol.messages import MAX_ID, Hello
+from protocol.messages import ErrorCode, Hello, RejectCode
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from referee.bots import BotProcess, BotSpec
 from referee.faults import Fault, FaultKind
@@ -327,7 +329,7 @@ class BotServer:
         for session in sessions:
             if session.connected:
                 with contextlib.suppress(_SendError):
-                    self._send(session, {"type": "shutdown", "reason": reason})
+                    self._send(session, builders.shutdown(reason))
             self.forget(session)
         for session in sessions:
             if session.process is not None:
@@ -525,7 +527,7 @@ class BotServer:
                 )
             try:
                 if kind == "act":
-                    _check_act(reply)
+                    check_act(reply)
                 else:
                     validate_bot_message(reply)
             except ProtocolError as error:
@@ -534,7 +536,7 @@ class BotServer:
         if 0 <= reply_to < request_id:
             session.counters["late_replies"] += 1  # a reply to a request that timed out
             return None
-        self._send_error(session, reply, "wrong_reply_id", f"no request {reply_to} is open")
+        self._send_error(session, reply, ErrorCode.WRONG_REPLY_ID, f"no request {reply_to} is open")
         return self._fault(
             session,
             FaultKind.WRONG_REPLY_ID,
@@ -637,12 +639,14 @@ class BotServer:
         try:
             message = decode_map(payload, max_depth=BOT_MESSAGE_DEPTH)
         except ProtocolError as error:
-            self._send_error(session, None, "malformed", str(error))
+            self._send_error(session, None, ErrorCode.MALFORMED, str(error))
             self._note_fault(session, FaultKind.MALFORMED, str(error))
             return
         kind = message["type"]
         if kind not in _BOT_TYPES:
-            self._send_error(session, message, "unknown_type", f"unknown message type {kind!r}")
+            self._send_error(
+                session, message, ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}"
+            )
             session.counters["unknown_types"] += 1
             return
         if session.owed and type(message.get("reply_to")) is int:
@@ -667,9 +671,7 @@ class BotServer:
         except ProtocolError as error:
             self.stray_messages += 1
             if data is not None and data.get("type") == "hello":
-                self._reply_stranger(
-                    identity, remote, "reject", code="malformed", reason=str(error)
-                )
+                self._reply_stranger(identity, remote, None, RejectCode.MALFORMED, str(error))
             return
         if not isinstance(message, Hello):
             self.stray_messages += 1
@@ -694,9 +696,7 @@ class BotServer:
                 )
             else:
                 self._rejected_tokens += 1
-            self._reply_stranger(
-                identity, remote, "reject", reply_to=message.id, code="auth", reason=reason
-            )
+            self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, reason)
             self.stray_messages += 1
             return
         chosen = negotiate_version(message.versions, self.supported_versions)
@@ -704,10 +704,9 @@ class BotServer:
             self._reply_stranger(
                 identity,
                 remote,
-                "reject",
-                reply_to=message.id,
-                code="version",
-                reason=f"no common protocol version in {message.versions}",
+                message.id,
+                RejectCode.VERSION,
+                f"no common protocol version in {message.versions}",
             )
             session.handshake_fault = self._fault(
                 session,
@@ -729,14 +728,7 @@ class BotServer:
             self._close_endpoint(session)
         self._send(
             session,
-            {
-                "type": "welcome",
-                "reply_to": message.id,
-                "protocol": chosen,
-                "referee": SERVER_NAME,
-                "heartbeat_ms": self.heartbeat_ms,
-                "max_message_bytes": MAX_MESSAGE_BYTES,
-            },
+            builders.welcome(message.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES),
         )
 
     def _live_session(self, token: str) -> BotSession | None:
@@ -757,12 +749,12 @@ class BotServer:
                 return known
         return None
 
-    def _reply_stranger(self, identity: bytes, remote: bool, kind: str, **fields: Any) -> None:
-        message = {"version": PROTOCOL_VERSION, "type": kind, "id": self._take_id()}
-        if kind == "reject":
-            fields.setdefault("reply_to", None)
-            fields["supported_versions"] = list(self.supported_versions)
-        message.update(fields)
+    def _reply_stranger(
+        self, identity: bytes, remote: bool, reply_to: int | None, code: RejectCode, reason: str
+    ) -> None:
+        """Reject a ``hello`` (no session exists, so the envelope is made here)."""
+        message = {"version": PROTOCOL_VERSION, "id": self._take_id()}
+        message.update(builders.reject(reply_to, code, reason, self.supported_versions))
         socket = self._remote_socket if remote and self._remote_socket else self._socket
         with contextlib.suppress(zmq.ZMQError):  # never wait for a stranger that does not read
             _send_frames(socket, identity, self._pack(message), _NOBLOCK)
@@ -789,17 +781,13 @@ class BotServer:
         return message_id
 
     def _send_error(
-        self, session: BotSession, about: dict[str, Any] | None, code: str, text: str
+        self, session: BotSession, about: dict[str, Any] | None, code: ErrorCode, text: str
     ) -> None:
         reply_to = about.get("id") if about is not None else None
         if not isinstance(reply_to, int) or isinstance(reply_to, bool):
             reply_to = None
         with contextlib.suppress(_SendError):  # a bot that does not read is not waited for
-            self._send(
-                session,
-                {"type": "error", "reply_to": reply_to, "code": code, "message": text},
-                _NOBLOCK,
-            )
+            self._send(session, builders.error(reply_to, code, text), _NOBLOCK)
 
     def _note_fault(self, session: BotSession, kind: FaultKind, detail: str) -> None:
         if session.pending_fault is None:
@@ -973,34 +961,6 @@ class _SendError(Exception):
 
 
 _BOT_TYPES = frozenset({"hello", "ready", "act", "pong", "error"})
-
-
-def _check_act(message: dict[str, Any]) -> None:
-    """The fast strict check of an ``act`` (the hot path skips pydantic, same rules)."""
-    get = message.get
-    # Exact types first (one test each); the slow path names the field and tells bool apart.
-    if (
-        type(get("id")) is not int
-        or type(get("reply_to")) is not int
-        or type(get("version")) is not str
-        or type(get("action")) is not str
-    ):
-        _explain_bad_act(message)
-    if not 0 <= message["id"] <= MAX_ID:
-        raise ProtocolError(
-            f"invalid 'act' message: id: must be 0 to {MAX_ID}, got {quoted(message['id'])}"
-        )
-    if len(message["action"]) > 64:
-        raise ProtocolError("invalid 'act' message: action: longer than 64 characters")
-
-
-def _explain_bad_act(message: dict[str, Any]) -> None:
-    for name, expected in (("id", int), ("reply_to", int), ("action", str), ("version", str)):
-        value = message.get(name)
-        if not isinstance(value, expected) or isinstance(value, bool):
-            raise ProtocolError(
-                f"invalid 'act' message: {name}: expected {expected.__name__}, got {quoted(value)}"
-            )
 
 
 def _safe_name(name: str) -> str:

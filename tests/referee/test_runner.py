@@ -19,12 +19,13 @@ import msgpack
 import pytest
 import zmq
 
+from protocol import builders
 from referee.bots import BotSpec
 from referee.faults import FaultKind
 from referee.rules.game import Seat
 from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl, match_start_message
+from referee.runner import MatchRunner, TimeControl
 from referee.server import BotServer, Reply
 from tests.protocol.sdk_support import python_script, wait_gone
 
@@ -386,7 +387,7 @@ def test_owing_an_answer_does_not_license_large_messages_out_of_turn(tmp_path: P
         session = server.start_bot(BotSpec("owing", (sys.executable, str(script))))
         try:
             assert server.handshake(session, 10.0) is None
-            start = match_start_message("1", Seat.FIRST, "x", RulesOptions(), FAST)
+            start = builders.match_start("1", Seat.FIRST, "x", RulesOptions(), FAST.to_json())
             assert not isinstance(server.request(session, start, "ready", 0.05), Reply)
             assert session.owed == 1
             server.notify(session, {"type": "match_end", "match_id": "1", "events": []})
@@ -410,7 +411,7 @@ def test_a_stuck_bot_answering_many_requests_at_once_is_not_flooding() -> None:
         session = server.start_bot(stuck)
         try:
             assert server.handshake(session, 10.0) is None
-            start = match_start_message("1", Seat.FIRST, "x", RulesOptions(), FAST)
+            start = builders.match_start("1", Seat.FIRST, "x", RulesOptions(), FAST.to_json())
             assert not isinstance(server.request(session, start, "ready", 0.01), Reply)
             for _ in range(80):  # while the bot sleeps in its match_start
                 assert not isinstance(server.request(session, {"type": "ping"}, "pong", 0), Reply)
