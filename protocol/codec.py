@@ -19,7 +19,6 @@ __all__ = [
     "BOT_MESSAGE_DEPTH",
     "MAX_MESSAGE_BYTES",
     "check_act",
-    "decode",
     "decode_map",
     "encode",
     "parse_bot_message",
@@ -36,11 +35,6 @@ def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
     if len(packed) > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {len(packed)} bytes exceeds {MAX_MESSAGE_BYTES}")
     return packed
-
-
-def decode(payload: bytes) -> dict[str, Any]:
-    """Alias of :func:`decode_map`."""
-    return decode_map(payload)
 
 
 def _validate(adapter: Any, data: Mapping[str, Any]) -> Any:

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["OWNER_FILE", "PREFIX", "PrivateDirectory", "holds_lock", "remove_stale_directories"]
+__all__ = ["OWNER_FILE", "PREFIX", "PrivateDirectory", "remove_stale_directories"]
 
 #: The name of every referee directory starts so; the sweep looks at nothing else.
 PREFIX = "aegis-ref-ipc-"
@@ -149,16 +149,3 @@ def _same_inode(path: str, descriptor: int) -> bool:
         return False
     held = os.fstat(descriptor)
     return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
-
-
-def holds_lock(path: str | Path) -> bool:
-    """Whether some live process holds the lock of the directory ``path`` (for tests and
-    diagnostics)."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(descriptor)
-    return False

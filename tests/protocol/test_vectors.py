@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from protocol.codec import decode, encode, parse_bot_message, parse_message, parse_referee_message
+from protocol.codec import (
+    decode_map,
+    encode,
+    parse_bot_message,
+    parse_message,
+    parse_referee_message,
+)
 from protocol.vectors_gen import VECTOR_DIRECTORY, build_vectors, vector_files
 
 from .helpers import VECTORS, vector_bytes
@@ -39,7 +45,7 @@ def test_generation_is_deterministic() -> None:
 
 @pytest.mark.parametrize("name", sorted(VECTORS))
 def test_msgpack_decodes_to_the_json(name: str) -> None:
-    decoded = decode(vector_bytes(name))
+    decoded = decode_map(vector_bytes(name))
     assert decoded == VECTORS[name]
     # The same key order too: the .json shows the order of the bytes.
     assert json.dumps(decoded) == json.dumps(VECTORS[name])

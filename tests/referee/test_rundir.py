@@ -17,12 +17,23 @@ from referee.rundir import (
     OWNER_FILE,
     PREFIX,
     PrivateDirectory,
-    holds_lock,
     remove_stale_directories,
 )
 from tests.protocol.sdk_support import python_script
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def holds_lock(path: str | Path) -> bool:
+    """Whether some live process holds the lock of the directory ``path``."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)
+    return False
 
 
 def test_a_private_directory_is_ours_alone_and_locked_until_removed(tmp_path: Path) -> None:

@@ -1,0 +1,164 @@
+"""The direction of imports, read from the code itself (docs/architecture.md).
+
+``referee.rules`` (pure) ← ``protocol`` ← the match runner in ``referee`` ← ``tournaments``
+(scheduling, the store, ratings, and the command line in ``tournaments.cli``). Every import
+of the production code counts, also one inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("referee", "protocol", "tournaments", "sample_bots")
+PROJECT = frozenset(PACKAGES)
+STANDARD_LIBRARY = frozenset(sys.stdlib_module_names) | {"__future__"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imported(tree: ast.Module, module: str, is_package: bool) -> Iterator[str]:
+    """Every module ``module``'s code imports, with relative imports resolved."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                prefix = ".".join([*base, node.module] if node.module else base)
+            else:
+                prefix = node.module or ""
+            yield prefix
+            # ``from protocol import builders`` imports the module protocol.builders.
+            for alias in node.names:
+                candidate = f"{prefix}.{alias.name}"
+                if _is_project_module(candidate):
+                    yield candidate
+
+
+def _is_project_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+@cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Each production module (by dotted name) and the modules it imports."""
+    graph: dict[str, frozenset[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            module = _module_name(path)
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            graph[module] = frozenset(_imported(tree, module, path.name == "__init__.py"))
+    return graph
+
+
+def _within(name: str, *prefixes: str) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def _violations(modules: str | tuple[str, ...], allowed: Callable[[str, str], bool]) -> list[str]:
+    """``module imports name`` for each import by ``modules`` that ``allowed`` refuses."""
+    prefixes = (modules,) if isinstance(modules, str) else modules
+    found = []
+    for module, names in import_graph().items():
+        if not _within(module, *prefixes):
+            continue
+        for name in sorted(names):
+            if not allowed(module, name):
+                found.append(f"{module} imports {name}")
+    return found
+
+
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def test_the_graph_is_read() -> None:
+    graph = import_graph()
+    assert "referee.rules.game" in graph
+    assert "referee.rules.cards" in graph["referee.rules.game"]
+    assert "protocol.builders" in graph["referee.runner"]  # ``from protocol import builders``
+    assert len(graph) > 60
+
+
+def test_the_rules_import_only_the_standard_library_and_themselves() -> None:
+    def allowed(_module: str, name: str) -> bool:
+        # mypy_extensions only marks classes for the compiled build; a no-op otherwise.
+        return (
+            _within(name, "referee.rules")
+            or _top(name) in STANDARD_LIBRARY
+            or name == "mypy_extensions"
+        )
+
+    assert _violations("referee.rules", allowed) == []
+
+
+def test_records_and_selfplay_sit_on_the_rules_alone() -> None:
+    pure = ("referee.records", "referee.selfplay")
+
+    def allowed(_module: str, name: str) -> bool:
+        return (
+            _within(name, "referee.rules", *pure)
+            or name == "referee"
+            or _top(name) in STANDARD_LIBRARY
+        )
+
+    assert _violations(pure, allowed) == []
+
+
+def test_protocol_imports_from_the_referee_only_its_rules() -> None:
+    def allowed(_module: str, name: str) -> bool:
+        if _top(name) == "referee":
+            return _within(name, "referee.rules")
+        return _top(name) not in {"tournaments", "sample_bots"}
+
+    assert _violations("protocol", allowed) == []
+
+
+def test_the_referee_never_imports_tournaments() -> None:
+    def allowed(module: str, name: str) -> bool:
+        if _top(name) == "sample_bots":
+            return module == "referee.bundled"  # it finds the bundled bots' folders
+        return _top(name) != "tournaments"
+
+    assert _violations("referee", allowed) == []
+
+
+def test_sample_bots_speak_only_the_protocol() -> None:
+    def allowed(_module: str, name: str) -> bool:
+        if _top(name) == "referee":
+            return _within(name, "referee.rules")
+        return _top(name) != "tournaments"
+
+    assert _violations("sample_bots", allowed) == []
+
+
+@pytest.mark.parametrize(
+    ("library", "owners"),
+    [
+        # Only the match runner's server and the SDK (the bot's side) speak ZeroMQ; the
+        # command line names its version.
+        ("zmq", ("referee.server", "protocol.sdk", "tournaments.cli")),
+        ("msgpack", ("protocol", "referee.server")),
+        ("yaml", ("tournaments.config",)),
+        ("distributed", ("tournaments.cluster",)),
+    ],
+)
+def test_a_library_is_used_where_it_belongs(library: str, owners: tuple[str, ...]) -> None:
+    def allowed(module: str, name: str) -> bool:
+        return _top(name) != library or _within(module, *owners)
+
+    assert _violations(PACKAGES, allowed) == []
