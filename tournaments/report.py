@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import html
-import json
 import math
 import os
 import sqlite3
 from collections import Counter, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from tournaments.errors import TournamentError
@@ -37,7 +35,17 @@ from tournaments.ratings import DEFAULT_ELO, Rating, fit_elo
 from tournaments.render import standings_json
 from tournaments.schedule import pairing_key
 from tournaments.standings import Standings, load_standings
-from tournaments.store import StoredMeta, count_results, open_store, read_meta
+from tournaments.store import (
+    StoredMatch,
+    StoredMeta,
+    count_results,
+    open_store,
+    read_meta,
+    snapshot,
+    stored_activity,
+    stored_matches,
+    stored_outcomes,
+)
 
 __all__ = [
     "MAX_FAULTS_LISTED",
@@ -48,11 +56,9 @@ __all__ = [
     "BotActivity",
     "FaultEntry",
     "FaultSummary",
-    "ListedMatch",
     "ProgressionPoint",
     "build_report",
     "fault_summary",
-    "listed_matches",
     "progression_marks",
     "rating_progression",
     "render_report",
@@ -117,11 +123,6 @@ def progression_marks(total: int, bots: int, points: int = MAX_PROGRESSION_POINT
     return sorted({math.ceil(index * total / count) for index in range(1, count + 1)})
 
 
-def _completion_order(connection: sqlite3.Connection, columns: str) -> sqlite3.Cursor:
-    """The stored results in the order they were stored (finish time, then insertion)."""
-    return connection.execute(f"SELECT {columns} FROM results ORDER BY finished_at, rowid")
-
-
 def rating_progression(
     connection: sqlite3.Connection,
     names: Sequence[str],
@@ -136,11 +137,10 @@ def rating_progression(
     marks = deque(progression_marks(count_results(connection), len(everyone), points))
     wins: Counter[tuple[str, str]] = Counter()
     progression: list[ProgressionPoint] = []
-    results = _completion_order(connection, "seat0, seat1, winner_seat")
-    for stored, (seat0, seat1, winner_seat) in enumerate(results, 1):
+    for stored, outcome in enumerate(stored_outcomes(connection), 1):
         if not marks:
             break  # results stored after the count was taken (a run in progress)
-        seats = (seat0, seat1)
+        seats, winner_seat = outcome.seats, outcome.winner_seat
         for name in seats:
             if name not in known:
                 known.add(name)
@@ -204,27 +204,6 @@ class FaultSummary:
         return sorted({kind for bot in self.bots.values() for kind in bot.faults})
 
 
-def _int_or_none(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _number(values: object, seat: int) -> float | None:
-    if isinstance(values, list) and len(values) == 2:
-        value = values[seat]
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    return None
-
-
-def _loads(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def fault_summary(
     connection: sqlite3.Connection, names: Sequence[str], *, latest: int = MAX_FAULTS_LISTED
 ) -> FaultSummary:
@@ -232,103 +211,36 @@ def fault_summary(
     bots = {name: BotActivity(name) for name in names}
     entries: deque[FaultEntry] = deque(maxlen=max(latest, 0))
     total = 0
-    columns = "match_id, record_path, seat0, seat1, faults_json, timings_json"
-    for match_id, path, seat0, seat1, faults_json, timings_json in _completion_order(
-        connection, columns
-    ):
-        seats = (seat0, seat1)
-        timings = _loads(timings_json)
-        if isinstance(timings, dict):
-            for seat, name in enumerate(seats):
-                activity = bots.setdefault(name, BotActivity(name))
-                decisions = _number(timings.get("decisions"), seat)
-                mean = _number(timings.get("mean_ms"), seat)
-                slowest = _number(timings.get("max_ms"), seat)
-                if decisions and mean is not None:
-                    activity.decisions += int(decisions)
-                    activity.total_ms += mean * decisions
-                if slowest is not None:
-                    activity.max_ms = max(slowest, activity.max_ms or 0.0)
-        faults = _loads(faults_json)
-        if not isinstance(faults, list):
-            continue
-        for fault in faults:
-            if not isinstance(fault, dict):
-                continue
-            fault_seat = _int_or_none(fault.get("seat"))
-            bot = str(fault.get("bot") or (seats[fault_seat] if fault_seat in (0, 1) else "?"))
-            kind = str(fault.get("fault") or "unknown")
-            bots.setdefault(bot, BotActivity(bot)).faults[kind] += 1
+    for match in stored_activity(connection):
+        times = match.times
+        for seat, name in enumerate(match.seats):
+            activity = bots.setdefault(name, BotActivity(name))
+            decisions, mean, slowest = (
+                times.decisions[seat],
+                times.mean_ms[seat],
+                times.max_ms[seat],
+            )
+            if decisions and mean is not None:
+                activity.decisions += decisions
+                activity.total_ms += mean * decisions
+            if slowest is not None:
+                activity.max_ms = max(slowest, activity.max_ms or 0.0)
+        for fault in match.faults:
+            bots.setdefault(fault.bot, BotActivity(fault.bot)).faults[fault.kind] += 1
             total += 1
-            tail = fault.get("stderr_tail")
-            last = str(tail[-1]) if isinstance(tail, list) and tail else ""
             entries.append(
                 FaultEntry(
-                    match_id=str(match_id),
-                    record_path=str(path),
-                    bot=bot,
-                    kind=kind,
-                    game=_int_or_none(fault.get("game")),
-                    decision=_int_or_none(fault.get("decision")),
-                    detail=str(fault.get("detail") or ""),
-                    last_output=last,
+                    match_id=match.match_id,
+                    record_path=match.record_path,
+                    bot=fault.bot,
+                    kind=fault.kind,
+                    game=fault.game,
+                    decision=fault.decision,
+                    detail=fault.detail,
+                    last_output=fault.stderr_tail[-1] if fault.stderr_tail else "",
                 )
             )
     return FaultSummary(bots, tuple(entries), total)
-
-
-@dataclass(frozen=True, slots=True)
-class ListedMatch:
-    """One stored match, as the report lists it."""
-
-    match_id: str
-    seats: tuple[str, str]
-    winner: str | None
-    termination: str
-    scores: tuple[int, int]
-    games: int
-    forfeit: str | None
-    duration_s: float
-    record_path: str
-
-
-def listed_matches(
-    connection: sqlite3.Connection, *, limit: int = MAX_MATCHES_LISTED
-) -> list[ListedMatch]:
-    """The first ``limit`` stored matches by match id (round, then seats)."""
-    cursor = connection.execute(
-        "SELECT match_id, seat0, seat1, winner, termination, score0, score1, games, "
-        "forfeit_bot, forfeit_kind, duration_s, record_path FROM results "
-        "ORDER BY match_id LIMIT ?",
-        (max(limit, 0),),
-    )
-    return [
-        ListedMatch(
-            match_id=match_id,
-            seats=(seat0, seat1),
-            winner=winner,
-            termination=termination,
-            scores=(score0, score1),
-            games=games,
-            forfeit=None if forfeit_bot is None else f"{forfeit_bot} {forfeit_kind}",
-            duration_s=duration,
-            record_path=path,
-        )
-        for (
-            match_id,
-            seat0,
-            seat1,
-            winner,
-            termination,
-            score0,
-            score1,
-            games,
-            forfeit_bot,
-            forfeit_kind,
-            duration,
-            path,
-        ) in cursor
-    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -798,10 +710,10 @@ def _href(records: str, record_path: str) -> str:
     return _e(quote(path, safe="/"))
 
 
-def _matches_section(matches: Sequence[ListedMatch], total: int, records: str) -> str:
+def _matches_section(matches: Sequence[StoredMatch], total: int, records: str) -> str:
     if not matches:
         return '<p class="empty">No match stored yet.</p>'
-    groups: dict[str, list[ListedMatch]] = {}
+    groups: dict[str, list[StoredMatch]] = {}
     for match in matches:
         groups.setdefault(pairing_key(*match.seats), []).append(match)
     parts = []
@@ -834,7 +746,9 @@ def _matches_section(matches: Sequence[ListedMatch], total: int, records: str) -
                 + _cell(match.termination)
                 + _cell(f"{match.scores[0]}-{match.scores[1]}", match.scores[0], "num")
                 + _cell(match.games, match.games, "num")
-                + _cell(match.forfeit or "")
+                + _cell(
+                    "" if match.forfeit_bot is None else f"{match.forfeit_bot} {match.forfeit_kind}"
+                )
                 + _cell(f"{match.duration_s:.2f}", match.duration_s, "num")
                 + "</tr>"
             )
@@ -971,7 +885,7 @@ def render_report(
     meta: StoredMeta | None,
     progression: Sequence[ProgressionPoint],
     faults: FaultSummary,
-    matches: Sequence[ListedMatch],
+    matches: Sequence[StoredMatch],
     *,
     records: str = ".",
     generated: datetime | None = None,
@@ -1091,13 +1005,13 @@ def build_report(
     """The report of the store behind ``connection``, read in one transaction; ``anchor``
     overrides the stored rating anchor (as ``aegis-ref standings --anchor`` does), and
     ``show_seed`` shows the master seed."""
-    with _snapshot(connection):
+    with snapshot(connection):
         meta = read_meta(connection)
         standings = load_standings(connection, anchor=anchor)
         names = [row.name for row in standings.rows]
         progression = rating_progression(connection, names, anchor=standings.anchor, points=points)
         faults = fault_summary(connection, names)
-        matches = listed_matches(connection)
+        matches = stored_matches(connection, limit=MAX_MATCHES_LISTED)
     return render_report(
         standings,
         meta,
@@ -1108,19 +1022,6 @@ def build_report(
         generated=generated,
         show_seed=show_seed,
     )
-
-
-@contextlib.contextmanager
-def _snapshot(connection: sqlite3.Connection) -> Iterator[None]:
-    """One read transaction: every query sees the same results, even during a run."""
-    started = not connection.in_transaction
-    if started:
-        connection.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if started and connection.in_transaction:
-            connection.rollback()
 
 
 def write_report(
