@@ -6,73 +6,52 @@ a fault and timing summary per bot and a link to every match's record. It needs 
 to be viewed: the CSS is inline, the charts are inline SVG drawn here, and the only script is
 a few inline lines that make the tables sortable by a click on a column heading.
 
-Everything comes from the results store through the functions the ``standings`` command uses
-(:func:`~tournaments.standings.load_standings`, :func:`~tournaments.ratings.fit_elo`), read
-in one transaction so that a report made during a run is consistent. The rating progression
-refits the ratings after every k-th stored match, in the order the matches were stored, at
-no more than :data:`MAX_PROGRESSION_POINTS` points (fewer for many bots, since a fit costs
-about the fourth power of the number of bots); the other parts stream the results once.
-Links to match records are relative to the report, so the output directory can be moved or
-copied with its report.
+This module draws; what the page shows is read by :mod:`tournaments.report_data`, in one
+transaction so that a report made during a run is consistent. Links to match records are
+relative to the report, so the output directory can be moved or copied with its report.
 """
 
 from __future__ import annotations
 
 import contextlib
 import html
-import json
 import math
 import os
 import sqlite3
-from collections import Counter, deque
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from tournaments.errors import TournamentError
-from tournaments.ratings import DEFAULT_ELO, Rating, fit_elo
+from tournaments.ratings import DEFAULT_ELO, Rating
 from tournaments.render import standings_json
+from tournaments.report_data import (
+    MAX_PROGRESSION_POINTS,
+    BotActivity,
+    FaultSummary,
+    ProgressionPoint,
+    ReportData,
+    read_report,
+)
 from tournaments.schedule import pairing_key
 from tournaments.standings import Standings, load_standings
-from tournaments.store import StoredMeta, count_results, open_store, read_meta
+from tournaments.store import StoredMatch, StoredMeta, open_store
 
 __all__ = [
-    "MAX_FAULTS_LISTED",
-    "MAX_MATCHES_LISTED",
     "MAX_PROGRESSION_LINES",
-    "MAX_PROGRESSION_POINTS",
     "REPORT_NAME",
-    "BotActivity",
-    "FaultEntry",
-    "FaultSummary",
-    "ListedMatch",
-    "ProgressionPoint",
     "build_report",
-    "fault_summary",
-    "listed_matches",
-    "progression_marks",
-    "rating_progression",
     "render_report",
     "write_report",
 ]
 
 #: The report's file name in the output directory, unless ``-o`` says otherwise.
 REPORT_NAME = "report.html"
-#: Most points of the rating progression (ratings refitted this many times at most).
-MAX_PROGRESSION_POINTS = 50
 #: Most bots drawn in the progression chart: the best by final standing.
 MAX_PROGRESSION_LINES = 12
-#: Most faults listed one by one (the latest); the per-bot counts include every fault.
-MAX_FAULTS_LISTED = 100
-#: Most matches listed with their record links; every record stays in ``records/``.
-MAX_MATCHES_LISTED = 5000
 
-#: Bots up to which the progression gets every point it asks for; beyond, fewer.
-_CHEAP_BOTS = 20
-_MIN_PROGRESSION_POINTS = 5
 #: Distinct colours of the progression lines ("Tableau 10").
 _PALETTE = (
     "#4e79a7",
@@ -91,244 +70,6 @@ _LABEL_CHARS = 22  # bot names longer than this are shortened in chart labels
 _CHAR_WIDTH = 7.0  # rough width of a 12px sans-serif character, for laying labels out
 
 _e = html.escape
-
-
-# ---------------------------------------------------------------------------------------------
-# Data: rating progression, faults, matches
-
-
-@dataclass(frozen=True, slots=True)
-class ProgressionPoint:
-    """The ratings after the first ``matches`` stored matches (rated bots only)."""
-
-    matches: int
-    elo: dict[str, float]
-
-
-def progression_marks(total: int, bots: int, points: int = MAX_PROGRESSION_POINTS) -> list[int]:
-    """After how many stored matches the ratings are refitted: about evenly spaced, always
-    ending at ``total``; at most ``points`` of them, fewer for more than 20 bots (a fit's
-    cost grows with the fourth power of the bots) but never fewer than 5."""
-    if total <= 0 or points <= 0:
-        return []
-    if bots > _CHEAP_BOTS:
-        points = min(points, max(_MIN_PROGRESSION_POINTS, int(points * (_CHEAP_BOTS / bots) ** 4)))
-    count = min(total, points)
-    return sorted({math.ceil(index * total / count) for index in range(1, count + 1)})
-
-
-def _completion_order(connection: sqlite3.Connection, columns: str) -> sqlite3.Cursor:
-    """The stored results in the order they were stored (finish time, then insertion)."""
-    return connection.execute(f"SELECT {columns} FROM results ORDER BY finished_at, rowid")
-
-
-def rating_progression(
-    connection: sqlite3.Connection,
-    names: Sequence[str],
-    *,
-    anchor: str | None = None,
-    points: int = MAX_PROGRESSION_POINTS,
-) -> list[ProgressionPoint]:
-    """The Elo ratings as they stood after every k-th stored match, fitted as the standings
-    fit them (same model, same anchor); the last point is the current standings."""
-    everyone = list(names)
-    known = set(everyone)
-    marks = deque(progression_marks(count_results(connection), len(everyone), points))
-    wins: Counter[tuple[str, str]] = Counter()
-    progression: list[ProgressionPoint] = []
-    results = _completion_order(connection, "seat0, seat1, winner_seat")
-    for stored, (seat0, seat1, winner_seat) in enumerate(results, 1):
-        if not marks:
-            break  # results stored after the count was taken (a run in progress)
-        seats = (seat0, seat1)
-        for name in seats:
-            if name not in known:
-                known.add(name)
-                everyone.append(name)
-        if winner_seat is not None:
-            wins[(seats[winner_seat], seats[1 - winner_seat])] += 1
-        if stored == marks[0]:
-            marks.popleft()
-            fit = fit_elo(everyone, wins, anchor=anchor if anchor in known else None)
-            elo = {
-                name: rating.elo for name, rating in fit.ratings.items() if rating.elo is not None
-            }
-            progression.append(ProgressionPoint(stored, elo))
-    return progression
-
-
-@dataclass(frozen=True, slots=True)
-class FaultEntry:
-    """One fault as a match's result stored it."""
-
-    match_id: str
-    record_path: str
-    bot: str
-    kind: str
-    game: int | None
-    decision: int | None
-    detail: str
-    #: The last line the bot wrote to stderr/stdout before the fault, if any.
-    last_output: str
-
-
-@dataclass(slots=True)
-class BotActivity:
-    """One bot's faults (every one recorded, forfeit or not) and decision times."""
-
-    name: str
-    faults: Counter[str] = field(default_factory=Counter)
-    decisions: int = 0
-    #: Milliseconds summed over every decision (for the mean) and the slowest decision.
-    total_ms: float = 0.0
-    max_ms: float | None = None
-
-    @property
-    def mean_ms(self) -> float | None:
-        """Mean decision time in ms, None before the first decision."""
-        return self.total_ms / self.decisions if self.decisions else None
-
-
-@dataclass(frozen=True, slots=True)
-class FaultSummary:
-    """Faults and timings per bot, and the latest faults one by one."""
-
-    bots: dict[str, BotActivity]
-    #: The latest faults, oldest first (at most :data:`MAX_FAULTS_LISTED`).
-    latest: tuple[FaultEntry, ...]
-    total: int
-
-    @property
-    def kinds(self) -> list[str]:
-        """Every fault kind that occurred, sorted."""
-        return sorted({kind for bot in self.bots.values() for kind in bot.faults})
-
-
-def _int_or_none(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _number(values: object, seat: int) -> float | None:
-    if isinstance(values, list) and len(values) == 2:
-        value = values[seat]
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    return None
-
-
-def _loads(text: str | None) -> Any:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def fault_summary(
-    connection: sqlite3.Connection, names: Sequence[str], *, latest: int = MAX_FAULTS_LISTED
-) -> FaultSummary:
-    """Every bot's faults by kind and decision times, from the stored results (one pass)."""
-    bots = {name: BotActivity(name) for name in names}
-    entries: deque[FaultEntry] = deque(maxlen=max(latest, 0))
-    total = 0
-    columns = "match_id, record_path, seat0, seat1, faults_json, timings_json"
-    for match_id, path, seat0, seat1, faults_json, timings_json in _completion_order(
-        connection, columns
-    ):
-        seats = (seat0, seat1)
-        timings = _loads(timings_json)
-        if isinstance(timings, dict):
-            for seat, name in enumerate(seats):
-                activity = bots.setdefault(name, BotActivity(name))
-                decisions = _number(timings.get("decisions"), seat)
-                mean = _number(timings.get("mean_ms"), seat)
-                slowest = _number(timings.get("max_ms"), seat)
-                if decisions and mean is not None:
-                    activity.decisions += int(decisions)
-                    activity.total_ms += mean * decisions
-                if slowest is not None:
-                    activity.max_ms = max(slowest, activity.max_ms or 0.0)
-        faults = _loads(faults_json)
-        if not isinstance(faults, list):
-            continue
-        for fault in faults:
-            if not isinstance(fault, dict):
-                continue
-            fault_seat = _int_or_none(fault.get("seat"))
-            bot = str(fault.get("bot") or (seats[fault_seat] if fault_seat in (0, 1) else "?"))
-            kind = str(fault.get("fault") or "unknown")
-            bots.setdefault(bot, BotActivity(bot)).faults[kind] += 1
-            total += 1
-            tail = fault.get("stderr_tail")
-            last = str(tail[-1]) if isinstance(tail, list) and tail else ""
-            entries.append(
-                FaultEntry(
-                    match_id=str(match_id),
-                    record_path=str(path),
-                    bot=bot,
-                    kind=kind,
-                    game=_int_or_none(fault.get("game")),
-                    decision=_int_or_none(fault.get("decision")),
-                    detail=str(fault.get("detail") or ""),
-                    last_output=last,
-                )
-            )
-    return FaultSummary(bots, tuple(entries), total)
-
-
-@dataclass(frozen=True, slots=True)
-class ListedMatch:
-    """One stored match, as the report lists it."""
-
-    match_id: str
-    seats: tuple[str, str]
-    winner: str | None
-    termination: str
-    scores: tuple[int, int]
-    games: int
-    forfeit: str | None
-    duration_s: float
-    record_path: str
-
-
-def listed_matches(
-    connection: sqlite3.Connection, *, limit: int = MAX_MATCHES_LISTED
-) -> list[ListedMatch]:
-    """The first ``limit`` stored matches by match id (round, then seats)."""
-    cursor = connection.execute(
-        "SELECT match_id, seat0, seat1, winner, termination, score0, score1, games, "
-        "forfeit_bot, forfeit_kind, duration_s, record_path FROM results "
-        "ORDER BY match_id LIMIT ?",
-        (max(limit, 0),),
-    )
-    return [
-        ListedMatch(
-            match_id=match_id,
-            seats=(seat0, seat1),
-            winner=winner,
-            termination=termination,
-            scores=(score0, score1),
-            games=games,
-            forfeit=None if forfeit_bot is None else f"{forfeit_bot} {forfeit_kind}",
-            duration_s=duration,
-            record_path=path,
-        )
-        for (
-            match_id,
-            seat0,
-            seat1,
-            winner,
-            termination,
-            score0,
-            score1,
-            games,
-            forfeit_bot,
-            forfeit_kind,
-            duration,
-            path,
-        ) in cursor
-    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -798,10 +539,10 @@ def _href(records: str, record_path: str) -> str:
     return _e(quote(path, safe="/"))
 
 
-def _matches_section(matches: Sequence[ListedMatch], total: int, records: str) -> str:
+def _matches_section(matches: Sequence[StoredMatch], total: int, records: str) -> str:
     if not matches:
         return '<p class="empty">No match stored yet.</p>'
-    groups: dict[str, list[ListedMatch]] = {}
+    groups: dict[str, list[StoredMatch]] = {}
     for match in matches:
         groups.setdefault(pairing_key(*match.seats), []).append(match)
     parts = []
@@ -834,7 +575,9 @@ def _matches_section(matches: Sequence[ListedMatch], total: int, records: str) -
                 + _cell(match.termination)
                 + _cell(f"{match.scores[0]}-{match.scores[1]}", match.scores[0], "num")
                 + _cell(match.games, match.games, "num")
-                + _cell(match.forfeit or "")
+                + _cell(
+                    "" if match.forfeit_bot is None else f"{match.forfeit_bot} {match.forfeit_kind}"
+                )
                 + _cell(f"{match.duration_s:.2f}", match.duration_s, "num")
                 + "</tr>"
             )
@@ -967,11 +710,7 @@ def _every(points: int, matches: int) -> str:
 
 
 def render_report(
-    standings: Standings,
-    meta: StoredMeta | None,
-    progression: Sequence[ProgressionPoint],
-    faults: FaultSummary,
-    matches: Sequence[ListedMatch],
+    data: ReportData,
     *,
     records: str = ".",
     generated: datetime | None = None,
@@ -980,6 +719,7 @@ def render_report(
     """The page, from data already read: ``records`` is the output directory relative to
     the report's directory, for the links to match records; the master seed is shown only
     with ``show_seed``."""
+    standings, progression = data.standings, data.progression
     generated = generated or datetime.now(UTC)
     title = f"Tournament report: {standings.name or 'unnamed'}"
     played, scheduled = standings.matches_played, standings.matches_scheduled
@@ -1044,7 +784,7 @@ def render_report(
             "faults",
             "Faults and timing",
             '<div class="scroll">'
-            + _faults_section(faults, standings, records)
+            + _faults_section(data.faults, standings, records)
             + "</div>"
             + '<p class="note">Forfeits: matches lost by the bot\'s own fault. Faults: every fault '
             "recorded, including both of a void match. Decision times are the referee's, in ms. "
@@ -1056,7 +796,7 @@ def render_report(
             '<p class="note">Each match id links to its record (JSON Lines, '
             "<code>docs/records.md</code>); read one with <code>aegis-ref replay FILE</code>, "
             "re-check it with <code>aegis-ref verify FILE</code>.</p>"
-            + _matches_section(matches, played, records),
+            + _matches_section(data.matches, played, records),
         ),
     ]
     warnings = "".join(f'<p class="warning">{_e(warning)}</p>' for warning in standings.warnings)
@@ -1072,7 +812,7 @@ def render_report(
         f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
         f"<header><h1>{_e(title)}</h1>"
         f'<p class="meta" id="summary">{_e(summary)}</p>'
-        + _settings(meta, show_seed)
+        + _settings(data.meta, show_seed)
         + f'<p class="meta">Generated by aegis-ref on {generated:%Y-%m-%d %H:%M} UTC.</p>'
         + f"</header>\n<nav>{nav}</nav>\n{warnings}\n{body}\n"
         f"<script>{_SCRIPT}</script>\n</body>\n</html>\n"
@@ -1091,36 +831,12 @@ def build_report(
     """The report of the store behind ``connection``, read in one transaction; ``anchor``
     overrides the stored rating anchor (as ``aegis-ref standings --anchor`` does), and
     ``show_seed`` shows the master seed."""
-    with _snapshot(connection):
-        meta = read_meta(connection)
-        standings = load_standings(connection, anchor=anchor)
-        names = [row.name for row in standings.rows]
-        progression = rating_progression(connection, names, anchor=standings.anchor, points=points)
-        faults = fault_summary(connection, names)
-        matches = listed_matches(connection)
     return render_report(
-        standings,
-        meta,
-        progression,
-        faults,
-        matches,
+        read_report(connection, anchor=anchor, points=points),
         records=records,
         generated=generated,
         show_seed=show_seed,
     )
-
-
-@contextlib.contextmanager
-def _snapshot(connection: sqlite3.Connection) -> Iterator[None]:
-    """One read transaction: every query sees the same results, even during a run."""
-    started = not connection.in_transaction
-    if started:
-        connection.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if started and connection.in_transaction:
-            connection.rollback()
 
 
 def write_report(

@@ -100,14 +100,6 @@ class PairCounts:
         if min(self.lost_both, self.split, self.won_both) < 0:
             raise ValueError(f"pair counts cannot be negative: {self}")
 
-    @classmethod
-    def of(cls, outcomes: Sequence[PairOutcome]) -> PairCounts:
-        """Count a sequence of pair outcomes."""
-        counts = [0, 0, 0]
-        for outcome in outcomes:
-            counts[outcome] += 1
-        return cls(*counts)
-
     def add(self, outcome: PairOutcome) -> PairCounts:
         """These counts and one more pair."""
         counts = list(self.as_tuple())

@@ -12,7 +12,9 @@ one transaction (``INSERT OR IGNORE`` on the match id, which is the primary key)
 dies at any point leaves either no row (the match is played again, its record replaced) or
 the row and its record: never a row without its record, never a match twice.
 
-Readers (``aegis-ref standings``) open the database read-only and may do so during a run.
+Readers (``aegis-ref standings``, ``aegis-ref report``) open the database read-only and may
+do so during a run. This module alone knows the SQL: readers get typed rows from its
+functions, with the JSON columns decoded and checked here, once.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from referee.bots import BotSpec
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
@@ -40,15 +42,19 @@ __all__ = [
     "RECORDS_DIR",
     "RESULT_COLUMNS",
     "SCHEMA_VERSION",
+    "DecisionTimes",
+    "MatchActivity",
     "ResultGroup",
+    "StoredFault",
+    "StoredMatch",
     "StoredMeta",
+    "StoredOutcome",
     "add_schedule",
     "config_hash",
     "count_results",
     "count_scheduled",
     "ensure_meta",
     "is_stored",
-    "iter_results",
     "lock_output",
     "open_store",
     "read_containment",
@@ -59,7 +65,11 @@ __all__ = [
     "result_groups",
     "save_bots",
     "save_result",
+    "snapshot",
+    "stored_activity",
     "stored_bot_names",
+    "stored_matches",
+    "stored_outcomes",
     "write_record",
 ]
 
@@ -496,15 +506,6 @@ def count_results(connection: sqlite3.Connection) -> int:
     return int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
 
 
-def iter_results(connection: sqlite3.Connection) -> Iterator[dict[str, Any]]:
-    """Every stored result as a mapping of :data:`RESULT_COLUMNS`, by match id; streamed."""
-    cursor = connection.execute(
-        f"SELECT {', '.join(RESULT_COLUMNS)} FROM results ORDER BY match_id"
-    )
-    for values in cursor:
-        yield dict(zip(RESULT_COLUMNS, values, strict=True))
-
-
 @dataclass(frozen=True, slots=True)
 class ResultGroup:
     """Stored matches with the same seats and the same outcome, summed.
@@ -562,3 +563,228 @@ def stored_bot_names(connection: sqlite3.Connection) -> list[str]:
     """Bot names in the order they were first added."""
     cursor = connection.execute("SELECT name FROM bots ORDER BY first_seen, rowid")
     return [name for (name,) in cursor]
+
+
+@contextlib.contextmanager
+def snapshot(connection: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: every query in it sees the same results, even during a run."""
+    started = not connection.in_transaction
+    if started:
+        connection.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if started and connection.in_transaction:
+            connection.rollback()
+
+
+# ---------------------------------------------------------------------------------------------
+# Results one by one, as the report reads them: typed rows, their JSON decoded here, once
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMatch:
+    """One stored match: who played, how it ended, where its record is."""
+
+    match_id: str
+    seats: tuple[str, str]
+    #: None: void.
+    winner: str | None
+    termination: str
+    scores: tuple[int, int]
+    games: int
+    #: The bot that forfeited and its fault's kind, if the match was forfeited.
+    forfeit_bot: str | None
+    forfeit_kind: str | None
+    duration_s: float
+    #: Relative to the output directory.
+    record_path: str
+
+
+def stored_matches(
+    connection: sqlite3.Connection, *, limit: int | None = None
+) -> list[StoredMatch]:
+    """The stored matches by match id (round, then seats); the first ``limit`` of them."""
+    cursor = connection.execute(
+        "SELECT match_id, seat0, seat1, winner, termination, score0, score1, games, "
+        "forfeit_bot, forfeit_kind, duration_s, record_path FROM results "
+        "ORDER BY match_id LIMIT ?",
+        (-1 if limit is None else max(limit, 0),),
+    )
+    return [
+        StoredMatch(
+            match_id=match_id,
+            seats=(seat0, seat1),
+            winner=winner,
+            termination=termination,
+            scores=(score0, score1),
+            games=games,
+            forfeit_bot=forfeit_bot,
+            forfeit_kind=forfeit_kind,
+            duration_s=duration,
+            record_path=path,
+        )
+        for (
+            match_id,
+            seat0,
+            seat1,
+            winner,
+            termination,
+            score0,
+            score1,
+            games,
+            forfeit_bot,
+            forfeit_kind,
+            duration,
+            path,
+        ) in cursor
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOutcome:
+    """Who played a stored match and who won it."""
+
+    seats: tuple[str, str]
+    #: None: void.
+    winner_seat: int | None
+
+
+def stored_outcomes(connection: sqlite3.Connection) -> Iterator[StoredOutcome]:
+    """Every stored match's outcome in the order the matches were stored (finish time, then
+    insertion); streamed."""
+    cursor = connection.execute(
+        "SELECT seat0, seat1, winner_seat FROM results ORDER BY finished_at, rowid"
+    )
+    for seat0, seat1, winner_seat in cursor:
+        yield StoredOutcome((seat0, seat1), winner_seat)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFault:
+    """One fault of a match, as the referee recorded it (:meth:`referee.faults.Fault.to_json`)."""
+
+    seat: int
+    bot: str
+    kind: str
+    detail: str
+    game: int | None
+    decision: int | None
+    #: The bot's last lines of output before the fault, oldest first.
+    stderr_tail: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionTimes:
+    """Per seat: the decisions a match asked for, and their mean and slowest time in ms
+    (None for a seat that made none)."""
+
+    decisions: tuple[int, int]
+    mean_ms: tuple[float | None, float | None]
+    max_ms: tuple[float | None, float | None]
+
+
+#: What an empty timing summary (``{}``, as hand-built stores write) counts as: no decision.
+_NO_TIMES = DecisionTimes((0, 0), (None, None), (None, None))
+
+
+@dataclass(frozen=True, slots=True)
+class MatchActivity:
+    """What the bots of one stored match did wrong, and how fast they decided."""
+
+    match_id: str
+    record_path: str
+    seats: tuple[str, str]
+    faults: tuple[StoredFault, ...]
+    times: DecisionTimes
+
+
+def stored_activity(connection: sqlite3.Connection) -> Iterator[MatchActivity]:
+    """Every stored match's faults and decision times, in the order the matches were stored
+    (finish time, then insertion); streamed. Raises :class:`StoreError` for a row whose
+    faults or timings are not what a tournament stores."""
+    cursor = connection.execute(
+        "SELECT match_id, record_path, seat0, seat1, faults_json, timings_json FROM results "
+        "ORDER BY finished_at, rowid"
+    )
+    for match_id, path, seat0, seat1, faults_json, timings_json in cursor:
+        faults = _json_column(match_id, "faults_json", faults_json)
+        if not isinstance(faults, list):
+            raise _damaged(match_id, "faults_json", "is not a list")
+        yield MatchActivity(
+            match_id,
+            path,
+            (seat0, seat1),
+            tuple(_fault(match_id, fault) for fault in faults),
+            _times(match_id, _json_column(match_id, "timings_json", timings_json)),
+        )
+
+
+def _damaged(match_id: str, column: str, what: str) -> StoreError:
+    return StoreError(
+        f"results store: match {match_id}: {column} {what}: a damaged store, or not one "
+        "aegis-ref wrote"
+    )
+
+
+def _json_column(match_id: str, column: str, text: object) -> object:
+    if not isinstance(text, str):
+        raise _damaged(match_id, column, "is not text")
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise _damaged(match_id, column, f"is not JSON ({error})") from None
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _fault(match_id: str, value: object) -> StoredFault:
+    if isinstance(value, dict):
+        seat, bot, kind, detail = (value.get(key) for key in ("seat", "bot", "fault", "detail"))
+        game, decision, tail = (value.get(key) for key in ("game", "decision", "stderr_tail"))
+        if (
+            _is_int(seat)
+            and isinstance(bot, str)
+            and isinstance(kind, str)
+            and isinstance(detail, str)
+            and (game is None or _is_int(game))
+            and (decision is None or _is_int(decision))
+            and isinstance(tail, list)
+            and all(isinstance(line, str) for line in tail)
+        ):
+            return StoredFault(seat, bot, kind, detail, game, decision, tuple(tail))
+    raise _damaged(match_id, "faults_json", f"holds {str(value)[:80]!r}, not a fault")
+
+
+def _times(match_id: str, value: object) -> DecisionTimes:
+    if value == {}:
+        return _NO_TIMES
+    if isinstance(value, dict):
+        decisions = value.get("decisions")
+        mean, slowest = _milliseconds(value.get("mean_ms")), _milliseconds(value.get("max_ms"))
+        if (
+            isinstance(decisions, list)
+            and len(decisions) == 2
+            and all(_is_int(count) for count in decisions)
+            and mean is not None
+            and slowest is not None
+        ):
+            return DecisionTimes((decisions[0], decisions[1]), mean, slowest)
+    raise _damaged(match_id, "timings_json", f"holds {str(value)[:80]!r}, not decision times")
+
+
+def _milliseconds(value: object) -> tuple[float | None, float | None] | None:
+    """A pair of times in ms (each a number or None) as floats; None if it is not one."""
+    if not (isinstance(value, list) and len(value) == 2):
+        return None
+    times: list[float | None] = []
+    for time in value:
+        if time is None:
+            times.append(None)
+        elif isinstance(time, int | float) and not isinstance(time, bool):
+            times.append(float(time))
+        else:
+            return None
+    return times[0], times[1]

@@ -24,12 +24,8 @@ from tests.tournaments.helpers import rawbot_entry, run_cli, wait_no_processes, 
 from tests.tournaments.stored import new_store, store_match
 from tournaments.config import load_config
 from tournaments.render import QuietDisplay
-from tournaments.report import (
-    MAX_PROGRESSION_POINTS,
-    build_report,
-    progression_marks,
-    rating_progression,
-)
+from tournaments.report import build_report
+from tournaments.report_data import MAX_PROGRESSION_POINTS, progression_marks, rating_progression
 from tournaments.standings import load_standings
 from tournaments.tournament import run_tournament
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,13 @@ from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule import schedule
 from tournaments.seeds import SMALL_SEED
 from tournaments.store import (
+    DecisionTimes,
+    StoredFault,
     add_schedule,
     count_results,
     count_scheduled,
     ensure_meta,
     is_stored,
-    iter_results,
     lock_output,
     open_store,
     read_meta,
@@ -26,7 +28,10 @@ from tournaments.store import (
     remove_stale_temporaries,
     result_groups,
     save_result,
+    stored_activity,
     stored_bot_names,
+    stored_matches,
+    stored_outcomes,
     write_record,
 )
 
@@ -53,7 +58,7 @@ def test_a_match_is_stored_once(tmp_path: Path) -> None:
         assert is_stored(connection, identifier)
         assert not save_result(connection, row(identifier, ("a", "b"), 1))
         assert count_results(connection) == 1
-        assert [result["winner"] for result in iter_results(connection)] == ["a"]
+        assert [match.winner for match in stored_matches(connection)] == ["a"]
         # The primary key refuses a second row even without OR IGNORE.
         with pytest.raises(sqlite3.IntegrityError):
             connection.execute(
@@ -219,3 +224,60 @@ def test_result_groups_sum_by_seats_and_outcome(tmp_path: Path) -> None:
     first = groups[0]
     assert (first.games, first.games_won, first.scores) == (12, (9, 3), (51, 12))
     assert (groups[2].forfeit_seat, groups[2].forfeit_kind) == (0, "timeout")
+
+
+def test_faults_and_times_are_read_typed(tmp_path: Path) -> None:
+    connection = new_store(tmp_path, ["a", "b"])
+    try:
+        fault = {
+            "seat": 1,
+            "bot": "b",
+            "fault": "crash",
+            "detail": "exited",
+            "game": 2,
+            "decision": None,
+            "stderr_tail": ["x", "last"],
+        }
+        times = {"decisions": [3, 0], "mean_ms": [1, None], "max_ms": [2.5, None]}
+        identifier = store_match(connection, 1, ("a", "b"), 0, forfeit=(1, "crash"))
+        with connection:
+            connection.execute(
+                "UPDATE results SET faults_json = ?, timings_json = ? WHERE match_id = ?",
+                (json.dumps([fault]), json.dumps(times), identifier),
+            )
+        store_match(connection, 1, ("b", "a"), 0)
+        first, second = stored_activity(connection)
+        assert first.faults == (StoredFault(1, "b", "crash", "exited", 2, None, ("x", "last")),)
+        assert first.times == DecisionTimes((3, 0), (1.0, None), (2.5, None))
+        assert (second.faults, second.times.decisions) == ((), (0, 0))
+        assert [outcome.seats for outcome in stored_outcomes(connection)] == [
+            ("a", "b"),
+            ("b", "a"),
+        ]
+        assert [match.forfeit_kind for match in stored_matches(connection, limit=1)] == ["crash"]
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("faults_json", "not json"),
+        ("faults_json", '{"seat": 0}'),
+        ("faults_json", '[{"seat": 0, "bot": "a"}]'),
+        ("timings_json", '{"decisions": [1]}'),
+        ("timings_json", '{"decisions": [1, 2], "mean_ms": ["1", 2], "max_ms": [1, 2]}'),
+    ],
+)
+def test_a_damaged_result_is_a_store_error(tmp_path: Path, column: str, value: str) -> None:
+    connection = new_store(tmp_path, ["a", "b"])
+    try:
+        identifier = store_match(connection, 1, ("a", "b"), 0)
+        with connection:  # damaged by hand
+            connection.execute(
+                f"UPDATE results SET {column} = ? WHERE match_id = ?", (value, identifier)
+            )
+        with pytest.raises(StoreError, match=rf"match r0001-a\+b: {column} .*damaged store"):
+            list(stored_activity(connection))
+    finally:
+        connection.close()
