@@ -162,3 +162,21 @@ def test_a_library_is_used_where_it_belongs(library: str, owners: tuple[str, ...
         return _top(name) != library or _within(module, *owners)
 
     assert _violations(PACKAGES, allowed) == []
+
+
+def test_the_store_alone_runs_sql() -> None:
+    sql_calls = {"execute", "executemany", "executescript"}
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            module = _module_name(path)
+            if module == "tournaments.store":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in sql_calls
+                ):
+                    found.append(f"{module}:{node.lineno} calls {node.func.attr}")
+    assert found == []
