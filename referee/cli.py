@@ -6,36 +6,22 @@ writes files and prints.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
-import stat
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import Annotated
 
 import typer
 
-from referee.records import VerifyReport, dumps_line, match_lines, verify_lines
+from referee.record_files import verify_file, write_record
 from referee.rules.errors import RulesOptionsError
 from referee.rules.game import Seat
 from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
-from referee.selfplay import POLICIES, PlayedMatch, derive_seed, play_match
+from referee.selfplay import POLICIES
+from referee.selfplay_runs import SelfplaySummary, run_selfplay
 
-__all__ = [
-    "SelfplaySummary",
-    "app",
-    "play_selfplay",
-    "run_selfplay",
-    "selfplay",
-    "verify",
-    "verify_file",
-    "write_record",
-]
+__all__ = ["app", "selfplay", "verify"]
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -109,91 +95,20 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}es" if noun.endswith("ch") else f"{count} {noun}s"
 
 
-@dataclass(slots=True)
-class SelfplaySummary:
-    """Counts over a self-play run, for its one-line report."""
-
-    matches: int = 0
-    games: int = 0
-    wins: Counter[Seat] = field(default_factory=Counter)
-    terminations: Counter[Termination] = field(default_factory=Counter)
-
-    def add(self, played: PlayedMatch) -> None:
-        """Count one finished match."""
-        result = played.match.result
-        if result is None:
-            raise ValueError("a self-play match always ends")
-        self.matches += 1
-        self.games += len(played.games)
-        self.wins[result.winner] += 1
-        self.terminations[result.termination] += 1
-
-    def text(self, record: Path | None = None) -> str:
-        """``"200 matches, 1873 games: seat 0 won 97, seat 1 won 103; terminations target 120,
-        cold 80; record r.jsonl"``: terminations that occurred, in the enum's order."""
-        ended = ", ".join(
-            f"{termination.value} {self.terminations[termination]}"
-            for termination in Termination
-            if self.terminations[termination]
-        )
-        text = (
-            f"{_plural(self.matches, 'match')}, {_plural(self.games, 'game')}: "
-            f"seat 0 won {self.wins[Seat.FIRST]}, seat 1 won {self.wins[Seat.SECOND]}; "
-            f"terminations {ended or 'none'}"
-        )
-        return text if record is None else f"{text}; record {record}"
-
-
-def play_selfplay(
-    *, matches: int, seed: int, policies: Sequence[str], options: RulesOptions
-) -> Iterator[PlayedMatch]:
-    """Play ``matches`` whole matches between built-in policies (seat 0's name first).
-
-    Match k deals from ``derive_seed(seed, "match", k)`` and seat s's policy draws from
-    ``derive_seed(seed, "policy", k, s)``, so each match is reproducible on its own.
-    """
-    for number in range(1, matches + 1):
-        players = [
-            POLICIES[name](derive_seed(seed, "policy", number, seat))
-            for seat, name in enumerate(policies)
-        ]
-        yield play_match(options, derive_seed(seed, "match", number), players)
-
-
-def write_record(path: Path, lines: Iterable[str]) -> None:
-    """Write record lines to ``path`` atomically: a temporary file beside it, then a rename.
-
-    An interrupted or failed run leaves the old file (or none), never half a record. A path
-    that is not a regular file (``/dev/stdout``, a pipe) is written to directly; through a
-    symbolic link, the file it points to is replaced and the link kept.
-    """
-    try:
-        mode = os.stat(path).st_mode  # follows links
-    except FileNotFoundError:
-        mode = stat.S_IFREG  # a new file
-    if not stat.S_ISREG(mode):
-        # Renaming over a device or a pipe would replace it with a plain file.
-        with path.open("w", encoding="utf-8", newline="\n") as stream:
-            _write_lines(stream, lines)
-        return
-    target = Path(os.path.realpath(path))
-    temporary, descriptor = _create_temporary(target)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
-            _write_lines(stream, lines)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except BaseException:  # Ctrl-C included: remove the partial file, then re-raise
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
-
-
-def _write_lines(stream: TextIO, lines: Iterable[str]) -> None:
-    for line in lines:
-        stream.write(line)
-        stream.write("\n")
+def _summary_text(summary: SelfplaySummary, record: Path | None = None) -> str:
+    """``"200 matches, 1873 games: seat 0 won 97, seat 1 won 103; terminations target 120,
+    cold 80; record r.jsonl"``: terminations that occurred, in the enum's order."""
+    ended = ", ".join(
+        f"{termination.value} {summary.terminations[termination]}"
+        for termination in Termination
+        if summary.terminations[termination]
+    )
+    text = (
+        f"{_plural(summary.matches, 'match')}, {_plural(summary.games, 'game')}: "
+        f"seat 0 won {summary.wins[Seat.FIRST]}, seat 1 won {summary.wins[Seat.SECOND]}; "
+        f"terminations {ended or 'none'}"
+    )
+    return text if record is None else f"{text}; record {record}"
 
 
 def write_record_or_exit(path: Path, lines: Iterable[str], exit_code: int) -> None:
@@ -204,51 +119,6 @@ def write_record_or_exit(path: Path, lines: Iterable[str], exit_code: int) -> No
         typer.echo(f"cannot write record {path}: {error.strerror or error}", err=True)
         raise typer.Exit(exit_code) from None
     typer.echo(f"record: {path}")
-
-
-def _create_temporary(path: Path) -> tuple[Path, int]:
-    # In the target's directory so that os.replace is a rename on one file system; O_EXCL so
-    # that two runs never share one; mode 0o666 so the record gets the umask's usual mode.
-    # The .jsonl.tmp suffix is in .gitignore.
-    while True:
-        temporary = path.with_name(f"{path.stem}.{secrets.token_hex(4)}.jsonl.tmp")
-        try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-            return temporary, os.open(temporary, flags, 0o666)
-        except FileExistsError:
-            continue
-
-
-def run_selfplay(
-    *,
-    matches: int,
-    seed: int,
-    policies: Sequence[str],
-    options: RulesOptions,
-    record: Path | None = None,
-) -> SelfplaySummary:
-    """Play self-play matches, write their record to ``record`` if given, and count them."""
-    summary = SelfplaySummary()
-    played_matches = play_selfplay(matches=matches, seed=seed, policies=policies, options=options)
-    if record is None:
-        for played in played_matches:
-            summary.add(played)
-        return summary
-
-    def lines() -> Iterator[str]:
-        for number, played in enumerate(played_matches, 1):
-            summary.add(played)
-            for line in match_lines(played, policies, number):
-                yield dumps_line(line)
-
-    write_record(record, lines())
-    return summary
-
-
-def verify_file(path: Path) -> VerifyReport:
-    """Verify the record in ``path``; raise ``OSError`` if it cannot be read."""
-    with path.open("rb") as stream:
-        return verify_lines(enumerate(stream, 1))
 
 
 def _policy_pair(names: list[str] | None) -> tuple[str, str]:
@@ -298,7 +168,7 @@ def selfplay(
     except OSError as error:
         typer.echo(f"cannot write record {record}: {error.strerror or error}", err=True)
         raise typer.Exit(EXIT_UNREADABLE) from None
-    typer.echo(summary.text(record))
+    typer.echo(_summary_text(summary, record))
 
 
 @app.command()

@@ -41,9 +41,9 @@ from referee.cli import (
     TargetScoreOption,
     rules_from_flags,
     sandbox_from_flag,
-    write_record,
 )
 from referee.human import HumanMatch, HumanMatchStart, HumanQuit, play_human_match
+from referee.record_files import write_record
 from referee.records import dumps_line
 from referee.rules.actions import PASS, STOP, Action, Exchange, Pass, Play, Stop, parse_action, play
 from referee.rules.cards import Card, parse_card

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.cli import run_selfplay
 from referee.rules.options import RulesOptions
+from referee.selfplay_runs import run_selfplay
 
 HERE = Path(__file__).resolve().parent
 

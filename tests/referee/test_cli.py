@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from referee.cli import run_selfplay
 from referee.records import dumps_line, match_lines
 from referee.rules.options import RulesOptions
 from referee.selfplay import PlayedMatch
+from referee.selfplay_runs import run_selfplay
 from tests.golden.regenerate import GOLDEN, regenerate
 from tournaments.cli import app
 
@@ -148,7 +148,7 @@ def _fail_after_first_match(monkeypatch: pytest.MonkeyPatch, error: BaseExceptio
             raise error
         return real(played, players, match_number)
 
-    monkeypatch.setattr("referee.cli.match_lines", failing)
+    monkeypatch.setattr("referee.selfplay_runs.match_lines", failing)
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt(), RuntimeError("disk on fire")])

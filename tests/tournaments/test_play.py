@@ -28,7 +28,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from referee.cli import verify_file
+from referee.record_files import verify_file
 from referee.rules.actions import PASS, STOP, Exchange, bid, play
 from referee.rules.cards import parse_card
 from referee.rules.game import ExchangeChoices
