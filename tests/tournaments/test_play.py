@@ -34,7 +34,7 @@ from referee.rules.cards import parse_card
 from referee.rules.game import ExchangeChoices
 from tests.tournaments.helpers import processes_with_marker
 from tournaments.cli import app
-from tournaments.play import ChoiceError, Command, TerminalPlayer, parse_choice, read_input_line
+from tournaments.cli.play import ChoiceError, Command, TerminalPlayer, parse_choice, read_input_line
 
 AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"

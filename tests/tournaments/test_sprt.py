@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from referee.rules.options import RulesOptions
 from referee.selfplay import POLICIES, derive_seed, play_match
 from tournaments.cli import app
+from tournaments.cli.sprt import EXIT_ERROR, EXIT_H0, EXIT_H1, EXIT_UNDECIDED
 from tournaments.sprt import (
     PAIR_SCORES,
     ZERO_COUNT,
@@ -30,7 +31,6 @@ from tournaments.sprt import (
     score_to_elo,
     sprt_bounds,
 )
-from tournaments.sprt_cli import EXIT_ERROR, EXIT_H0, EXIT_H1, EXIT_UNDECIDED
 
 cli = CliRunner()
 FAST_RULES = RulesOptions(target_score=5, cold_margin=3)

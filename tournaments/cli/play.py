@@ -33,15 +33,6 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from referee.bundled import BotNameError, resolve_bot
-from referee.cli import (
-    ColdMarginOption,
-    MaxExchangeRoundsOption,
-    PromiseMinBidOption,
-    SandboxOption,
-    TargetScoreOption,
-    rules_from_flags,
-    sandbox_from_flag,
-)
 from referee.human import HumanMatch, HumanMatchStart, HumanQuit, play_human_match
 from referee.record_files import write_record
 from referee.records import dumps_line
@@ -52,6 +43,15 @@ from referee.rules.game import Observation, Phase, Role, Seat
 from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
+from tournaments.cli.selfplay import (
+    ColdMarginOption,
+    MaxExchangeRoundsOption,
+    PromiseMinBidOption,
+    SandboxOption,
+    TargetScoreOption,
+    rules_from_flags,
+    sandbox_from_flag,
+)
 
 __all__ = [
     "EXIT_DONE",

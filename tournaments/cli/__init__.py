@@ -6,13 +6,13 @@ from typing import Annotated
 
 import typer
 
-from protocol.cli import app as protocol_app
-from referee.cli import app as referee_app
-from referee.conformance_cli import app as conformance_app
-from referee.match_cli import app as match_app
-from tournaments.commands import app as tournament_app
-from tournaments.play import app as play_app
-from tournaments.sprt_cli import app as sprt_app
+from tournaments.cli.check_bot import app as conformance_app
+from tournaments.cli.match import app as match_app
+from tournaments.cli.play import app as play_app
+from tournaments.cli.schema import app as protocol_app
+from tournaments.cli.selfplay import app as referee_app
+from tournaments.cli.sprt import app as sprt_app
+from tournaments.cli.tournament import app as tournament_app
 
 app = typer.Typer(
     name="aegis-ref",

@@ -14,7 +14,14 @@ import typer
 from rich.console import Console
 
 from referee.bundled import BotNameError, resolve_pair
-from referee.cli import (
+from referee.faults import FaultKind
+from referee.records import dumps_line
+from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.sandbox import SandboxMode
+from referee.selfplay import derive_seed
+from referee.server import RemoteListener, generate_keys, listen_problem, read_secret_key
+from tournaments.cli.replay import render_records
+from tournaments.cli.selfplay import (
     EXIT_UNREADABLE,
     ColdMarginOption,
     MaxExchangeRoundsOption,
@@ -25,13 +32,6 @@ from referee.cli import (
     sandbox_from_flag,
     write_record_or_exit,
 )
-from referee.faults import FaultKind
-from referee.records import dumps_line
-from referee.replay import render_records
-from referee.runner import MatchReport, MatchRunner, TimeControl
-from referee.sandbox import SandboxMode
-from referee.selfplay import derive_seed
-from referee.server import RemoteListener, generate_keys, listen_problem, read_secret_key
 
 __all__ = ["app", "keygen", "match", "replay"]
 

@@ -24,7 +24,11 @@ from rich.text import Text
 
 from referee.bots import BotSpec
 from referee.bundled import BotNameError, resolve_pair
-from referee.cli import (
+from referee.records import dumps_line
+from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.sandbox import SandboxMode
+from referee.selfplay import derive_seed
+from tournaments.cli.selfplay import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
     PromiseMinBidOption,
@@ -34,10 +38,6 @@ from referee.cli import (
     sandbox_from_flag,
     write_record_or_exit,
 )
-from referee.records import dumps_line
-from referee.runner import MatchReport, MatchRunner, TimeControl
-from referee.sandbox import SandboxMode
-from referee.selfplay import derive_seed
 from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, run_sprt
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Command-line commands of the referee: ``selfplay`` and ``verify``.
+"""The ``selfplay`` and ``verify`` commands.
 
 The record format is :mod:`referee.records`' business; this module only plays, reads and
 writes files and prints.

@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from referee.bundled import BotNameError, resolve_bot
-from referee.cli import SandboxOption, sandbox_from_flag
 from referee.conformance import (
     CHECKLIST,
     CheckReport,
@@ -24,6 +23,7 @@ from referee.conformance import (
     check_bot,
 )
 from referee.sandbox import SandboxMode
+from tournaments.cli.selfplay import SandboxOption, sandbox_from_flag
 
 __all__ = ["EXIT_FAILED", "EXIT_UNUSABLE", "app", "check_bot_command"]
 
