@@ -23,7 +23,7 @@ from referee.conformance import (
     check_bot,
 )
 from referee.sandbox import SandboxMode
-from tournaments.cli.selfplay import SandboxOption, sandbox_from_flag
+from tournaments.cli.options import SandboxOption, sandbox_from_flag
 
 __all__ = ["EXIT_FAILED", "EXIT_UNUSABLE", "app", "check_bot_command"]
 

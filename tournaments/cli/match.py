@@ -1,17 +1,13 @@
-"""Command-line commands that play bots against each other: ``match``, ``replay`` and
-``keygen`` (key pairs for remote bots)."""
+"""The ``match`` command: play bots against each other over the protocol."""
 
 from __future__ import annotations
 
-import json
-import os
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from referee.bundled import BotNameError, resolve_pair
 from referee.faults import FaultKind
@@ -19,10 +15,9 @@ from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.sandbox import SandboxMode
 from referee.selfplay import derive_seed
-from referee.server import RemoteListener, generate_keys, listen_problem, read_secret_key
-from tournaments.cli.replay import render_records
-from tournaments.cli.selfplay import (
-    EXIT_UNREADABLE,
+from referee.server import RemoteListener, listen_problem, read_secret_key
+from tournaments.cli.common import EXIT_UNREADABLE, write_record_or_exit
+from tournaments.cli.options import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
     PromiseMinBidOption,
@@ -30,10 +25,9 @@ from tournaments.cli.selfplay import (
     TargetScoreOption,
     rules_from_flags,
     sandbox_from_flag,
-    write_record_or_exit,
 )
 
-__all__ = ["app", "keygen", "match", "replay"]
+__all__ = ["app", "match"]
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -164,26 +158,6 @@ def _remote_listener(
     return RemoteListener(host, int(port), public, secret)
 
 
-@app.command()
-def keygen(
-    path: Annotated[Path, typer.Argument(dir_okay=False, help="Where to write the secret key.")],
-) -> None:
-    """Make a CurveZMQ key pair: the secret key in PATH (mode 600), the public in PATH.pub."""
-    if path.exists():
-        typer.echo(f"error: {path} exists; not overwriting a key", err=True)
-        raise typer.Exit(EXIT_UNREADABLE)
-    public, secret = generate_keys()
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="ascii") as file:
-            file.write(secret + "\n")
-        Path(f"{path}.pub").write_text(public + "\n", encoding="ascii")
-    except OSError as error:
-        typer.echo(f"error: cannot write {path}: {error.strerror or error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    typer.echo(f"secret key: {path}\npublic key: {public} (also in {path}.pub)")
-
-
 def _describe(number: int, report: MatchReport) -> str:
     players = report.players
     if report.void:
@@ -199,56 +173,3 @@ def _describe(number: int, report: MatchReport) -> str:
     if report.forfeit_fault is not None:
         text += f" (forfeit: {report.forfeit_fault.describe()})"
     return text
-
-
-@app.command()
-def replay(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines record (docs/records.md).")],
-    match_number: Annotated[
-        int | None, typer.Option("--match", min=1, help="Only this match.")
-    ] = None,
-    game: Annotated[int | None, typer.Option(min=1, help="Only this game.")] = None,
-    color: Annotated[
-        bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")
-    ] = None,
-) -> None:
-    """Print a readable trace of a record: hands, exchanges, bids, tricks and points."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        typer.echo(f"{file}: cannot read the record: {error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as error:
-            typer.echo(f"{file}:{number}: not JSON: {error.msg}", err=True)
-            raise typer.Exit(EXIT_UNREADABLE) from None
-        if not isinstance(line, dict):
-            typer.echo(f"{file}:{number}: a record line must be a JSON object", err=True)
-            raise typer.Exit(EXIT_UNREADABLE)
-        lines.append(line)
-    console = Console(
-        highlight=False,
-        force_terminal=color if color else None,
-        no_color=color is False,
-        soft_wrap=True,
-    )
-    shown = 0
-    try:
-        for row in render_records(lines, match=match_number, game=game):
-            console.print(row)
-            shown += 1
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        typer.echo(
-            f"{file}: malformed record ({type(error).__name__}: {error}); "
-            f"run 'aegis-ref verify {file}' to find the line",
-            err=True,
-        )
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    if not shown:
-        typer.echo("nothing matches: check --match and --game", err=True)
-        raise typer.Exit(1)

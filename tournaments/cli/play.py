@@ -43,7 +43,7 @@ from referee.rules.game import Observation, Phase, Role, Seat
 from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
-from tournaments.cli.selfplay import (
+from tournaments.cli.options import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
     PromiseMinBidOption,

@@ -1,98 +1,32 @@
-"""The ``selfplay`` and ``verify`` commands.
+"""The ``selfplay`` command: matches between built-in policies, in-process.
 
-The record format is :mod:`referee.records`' business; this module only plays, reads and
-writes files and prints.
+The playing is :mod:`referee.selfplay_runs`' business; this module only reads the flags and
+prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from referee.record_files import verify_file, write_record
-from referee.rules.errors import RulesOptionsError
 from referee.rules.game import Seat
 from referee.rules.match import Termination
-from referee.rules.options import RulesOptions
-from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.selfplay import POLICIES
 from referee.selfplay_runs import SelfplaySummary, run_selfplay
+from tournaments.cli.common import EXIT_UNREADABLE, plural
+from tournaments.cli.options import (
+    ColdMarginOption,
+    MaxExchangeRoundsOption,
+    PromiseMinBidOption,
+    TargetScoreOption,
+    rules_from_flags,
+)
 
-__all__ = ["app", "selfplay", "verify"]
+__all__ = ["app", "selfplay"]
 
 app = typer.Typer(no_args_is_help=True)
-
-# Exit codes of ``verify``: 1 when the record disagrees with the engine, 2 when it cannot be read.
-EXIT_DISAGREEMENT = 1
-EXIT_UNREADABLE = 2
-
-
-# Rules options as command-line flags, shared by every command that plays matches.
-TargetScoreOption = Annotated[
-    int | None, typer.Option(help="Rules option: points that win the match.")
-]
-ColdMarginOption = Annotated[
-    int | None, typer.Option(help="Rules option: a lead that wins the match early.")
-]
-PromiseMinBidOption = Annotated[
-    int | None, typer.Option(help="Rules option: smallest bid earning the promise bonus.")
-]
-MaxExchangeRoundsOption = Annotated[
-    int | None, typer.Option(help="Rules option: exchange rounds before bidding (0-4).")
-]
-
-
-# How started bots are contained, shared by every command that starts bots.
-SandboxOption = Annotated[
-    SandboxMode,
-    typer.Option(
-        "--sandbox",
-        help="auto: run each bot in a bubblewrap sandbox where bubblewrap works, else "
-        "unsandboxed with a warning; required: refuse to run without it; off: never.",
-        case_sensitive=False,
-    ),
-]
-
-
-def sandbox_from_flag(mode: SandboxMode, *, exit_code: int = 2) -> SandboxPlan:
-    """The sandbox plan for ``--sandbox``: exits with ``exit_code`` and a message naming
-    what is missing for ``required``; warns on stderr when bots will run unsandboxed."""
-    try:
-        plan = plan_sandbox(mode)
-    except SandboxUnavailableError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(exit_code) from None
-    if not plan.enabled and mode is not SandboxMode.OFF:
-        typer.echo(f"warning: {plan.summary}", err=True)
-    return plan
-
-
-def rules_from_flags(
-    target_score: int | None,
-    cold_margin: int | None,
-    promise_min_bid: int | None,
-    max_exchange_rounds: int | None,
-) -> RulesOptions:
-    """Rules options from the command-line flags; defaults where a flag is absent."""
-    given = {
-        "target_score": target_score,
-        "cold_margin": cold_margin,
-        "promise_min_bid": promise_min_bid,
-        "max_exchange_rounds": max_exchange_rounds,
-    }
-    try:
-        return RulesOptions(**{name: value for name, value in given.items() if value is not None})
-    except RulesOptionsError as error:
-        raise typer.BadParameter(str(error)) from None
-
-
-def _plural(count: int, noun: str) -> str:
-    if count == 1:
-        return f"1 {noun}"
-    return f"{count} {noun}es" if noun.endswith("ch") else f"{count} {noun}s"
 
 
 def _summary_text(summary: SelfplaySummary, record: Path | None = None) -> str:
@@ -104,21 +38,11 @@ def _summary_text(summary: SelfplaySummary, record: Path | None = None) -> str:
         if summary.terminations[termination]
     )
     text = (
-        f"{_plural(summary.matches, 'match')}, {_plural(summary.games, 'game')}: "
+        f"{plural(summary.matches, 'match')}, {plural(summary.games, 'game')}: "
         f"seat 0 won {summary.wins[Seat.FIRST]}, seat 1 won {summary.wins[Seat.SECOND]}; "
         f"terminations {ended or 'none'}"
     )
     return text if record is None else f"{text}; record {record}"
-
-
-def write_record_or_exit(path: Path, lines: Iterable[str], exit_code: int) -> None:
-    """:func:`write_record`, then say where; on failure say why and exit with ``exit_code``."""
-    try:
-        write_record(path, lines)
-    except OSError as error:
-        typer.echo(f"cannot write record {path}: {error.strerror or error}", err=True)
-        raise typer.Exit(exit_code) from None
-    typer.echo(f"record: {path}")
 
 
 def _policy_pair(names: list[str] | None) -> tuple[str, str]:
@@ -169,24 +93,3 @@ def selfplay(
         typer.echo(f"cannot write record {record}: {error.strerror or error}", err=True)
         raise typer.Exit(EXIT_UNREADABLE) from None
     typer.echo(_summary_text(summary, record))
-
-
-@app.command()
-def verify(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines record (docs/records.md).")],
-) -> None:
-    """Re-simulate every game of a record with the engine; report the first disagreement."""
-    try:
-        report = verify_file(file)
-    except OSError as error:
-        typer.echo(f"{file}: cannot read the record: {error.strerror or error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    disagreement = report.disagreement
-    if disagreement is not None:
-        where = f"{file}:{disagreement.line}" if disagreement.line else str(file)
-        typer.echo(f"{where}: {disagreement}")
-        raise typer.Exit(EXIT_DISAGREEMENT)
-    typer.echo(
-        f"OK: {_plural(report.matches, 'match')}, {_plural(report.games, 'game')}, "
-        f"{_plural(report.actions, 'action')} verified"
-    )

@@ -28,7 +28,8 @@ from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.sandbox import SandboxMode
 from referee.selfplay import derive_seed
-from tournaments.cli.selfplay import (
+from tournaments.cli.common import write_record_or_exit
+from tournaments.cli.options import (
     ColdMarginOption,
     MaxExchangeRoundsOption,
     PromiseMinBidOption,
@@ -36,7 +37,6 @@ from tournaments.cli.selfplay import (
     TargetScoreOption,
     rules_from_flags,
     sandbox_from_flag,
-    write_record_or_exit,
 )
 from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, run_sprt
 
