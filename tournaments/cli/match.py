@@ -18,38 +18,36 @@ from referee.selfplay import derive_seed
 from referee.server import RemoteListener, listen_problem, read_secret_key
 from tournaments.cli.common import EXIT_UNREADABLE, write_record_or_exit
 from tournaments.cli.options import (
-    ColdMarginOption,
-    MaxExchangeRoundsOption,
-    PromiseMinBidOption,
+    BOT_HELP,
+    DEFAULT_TIME_CONTROL,
+    NO_RULES_FLAGS,
+    BankMsOption,
+    DecisionMsOption,
+    RecordOption,
+    RulesFlags,
     SandboxOption,
-    TargetScoreOption,
-    rules_from_flags,
+    SeedOption,
+    WarmupMsOption,
     sandbox_from_flag,
+    with_rules_flags,
 )
 
 __all__ = ["app", "match"]
 
 app = typer.Typer(no_args_is_help=True)
 
-_BOT_HELP = 'A bundled bot\'s name (random, …) or a quoted command line: "python3 my_bot.py".'
-
 
 @app.command()
+@with_rules_flags
 def match(
-    bot_a: Annotated[str, typer.Argument(help=_BOT_HELP)],
+    bot_a: Annotated[str, typer.Argument(help=BOT_HELP)],
     bot_b: Annotated[str, typer.Argument(help="The opponent, in the same form.")],
     matches: Annotated[int, typer.Option(min=1, help="Number of matches.")] = 2,
-    seed: Annotated[int, typer.Option(help="Master seed: same seed, same deals.")] = 1,
-    record: Annotated[
-        Path | None, typer.Option(dir_okay=False, help="Write the JSON Lines record here.")
-    ] = None,
-    decision_ms: Annotated[int, typer.Option(min=1, help="Deadline of each decision.")] = 1000,
-    bank_ms: Annotated[
-        int | None, typer.Option(min=0, help="Time bank per bot per match (none by default).")
-    ] = None,
-    warmup_ms: Annotated[
-        int, typer.Option(min=0, help="Extra time for start-up and each first decision.")
-    ] = 5000,
+    seed: SeedOption = 1,
+    record: RecordOption = None,
+    decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
+    bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
+    warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
     logs: Annotated[
         Path | None, typer.Option(file_okay=False, help="Keep each bot's output in this folder.")
     ] = None,
@@ -61,10 +59,7 @@ def match(
         Path | None,
         typer.Option(dir_okay=False, help="The referee's secret key (from aegis-ref keygen)."),
     ] = None,
-    target_score: TargetScoreOption = None,
-    cold_margin: ColdMarginOption = None,
-    promise_min_bid: PromiseMinBidOption = None,
-    max_exchange_rounds: MaxExchangeRoundsOption = None,
+    rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
     keep_alive: Annotated[
         bool,
@@ -80,7 +75,7 @@ def match(
     Matches come in duplicate pairs: matches 2k-1 and 2k use the same deals with the seats
     swapped, so neither bot is favoured by the cards.
     """
-    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
+    options = rules.options()
     try:
         spec_a, spec_b = resolve_pair(bot_a, bot_b)
     except BotNameError as error:

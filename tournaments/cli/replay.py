@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from referee.rules.cards import Suit, parse_card, sort_cards
 from tournaments.cli.common import EXIT_UNREADABLE
+from tournaments.cli.options import ColorOption, RecordFileArgument, console_from_flag
 
 __all__ = ["app", "card_text", "render_records", "replay"]
 
@@ -163,14 +162,12 @@ def _match_end(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
 
 @app.command()
 def replay(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines record (docs/records.md).")],
+    file: RecordFileArgument,
     match_number: Annotated[
         int | None, typer.Option("--match", min=1, help="Only this match.")
     ] = None,
     game: Annotated[int | None, typer.Option(min=1, help="Only this game.")] = None,
-    color: Annotated[
-        bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")
-    ] = None,
+    color: ColorOption = None,
 ) -> None:
     """Print a readable trace of a record: hands, exchanges, bids, tricks and points."""
     try:
@@ -191,12 +188,7 @@ def replay(
             typer.echo(f"{file}:{number}: a record line must be a JSON object", err=True)
             raise typer.Exit(EXIT_UNREADABLE)
         lines.append(line)
-    console = Console(
-        highlight=False,
-        force_terminal=color if color else None,
-        no_color=color is False,
-        soft_wrap=True,
-    )
+    console = console_from_flag(color, highlight=False, soft_wrap=True)
     shown = 0
     try:
         for row in render_records(lines, match=match_number, game=game):

@@ -16,13 +16,7 @@ from referee.rules.match import Termination
 from referee.selfplay import POLICIES
 from referee.selfplay_runs import SelfplaySummary, run_selfplay
 from tournaments.cli.common import EXIT_UNREADABLE, plural
-from tournaments.cli.options import (
-    ColdMarginOption,
-    MaxExchangeRoundsOption,
-    PromiseMinBidOption,
-    TargetScoreOption,
-    rules_from_flags,
-)
+from tournaments.cli.options import NO_RULES_FLAGS, RulesFlags, record_flag, with_rules_flags
 
 __all__ = ["app", "selfplay"]
 
@@ -61,12 +55,12 @@ def _policy_pair(names: list[str] | None) -> tuple[str, str]:
 
 
 @app.command()
+@with_rules_flags
 def selfplay(
     matches: Annotated[int, typer.Option(min=1, help="Number of matches to play.")] = 10,
     seed: Annotated[int, typer.Option(help="Master seed: same seed, same record.")] = 1,
     record: Annotated[
-        Path | None,
-        typer.Option(dir_okay=False, help="Write the JSON Lines record here (docs/records.md)."),
+        Path | None, record_flag("Write the JSON Lines record here (docs/records.md).")
     ] = None,
     policy: Annotated[
         list[str] | None,
@@ -77,14 +71,11 @@ def selfplay(
             metavar="NAME",
         ),
     ] = None,
-    target_score: TargetScoreOption = None,
-    cold_margin: ColdMarginOption = None,
-    promise_min_bid: PromiseMinBidOption = None,
-    max_exchange_rounds: MaxExchangeRoundsOption = None,
+    rules: RulesFlags = NO_RULES_FLAGS,
 ) -> None:
     """Play whole matches in-process between built-in policies; print a one-line summary."""
     policies = _policy_pair(policy)
-    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
+    options = rules.options()
     try:
         summary = run_selfplay(
             matches=matches, seed=seed, policies=policies, options=options, record=record

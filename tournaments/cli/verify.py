@@ -6,13 +6,11 @@ prints.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
 from referee.record_files import verify_file
 from tournaments.cli.common import EXIT_UNREADABLE, plural
+from tournaments.cli.options import RecordFileArgument
 
 __all__ = ["EXIT_DISAGREEMENT", "app", "verify"]
 
@@ -24,7 +22,7 @@ EXIT_DISAGREEMENT = 1
 
 @app.command()
 def verify(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines record (docs/records.md).")],
+    file: RecordFileArgument,
 ) -> None:
     """Re-simulate every game of a record with the engine; report the first disagreement."""
     try:
