@@ -2,8 +2,8 @@
 
 ``docs/records.md`` specifies the format. This module builds record lines as plain dicts,
 serialises them deterministically and re-simulates a whole record with the engine
-(:func:`verify_lines`). Like the rest of the engine it does no I/O: the CLI reads and
-writes the files.
+(:func:`verify_lines`). Like the rest of the engine it does no I/O: :mod:`referee.record_files`
+reads and writes the files.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Regenerate the golden records: ``python tests/golden/regenerate.py``.
 
 Each file is a fixed-seed self-play record written by the same function as
-``aegis-ref selfplay --record``. ``tests/referee/test_cli.py`` regenerates them into a
-temporary directory and compares the bytes, so a change to the record format, the engine or
-the random policy shows up as a diff to review. Regenerate only when that change is intended.
+``aegis-ref selfplay --record``. ``tests/tournaments/cli/test_selfplay.py`` regenerates them
+into a temporary directory and compares the bytes, so a change to the record format, the
+engine or the random policy shows up as a diff to review. Regenerate only when that change is
+intended.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.cli import run_selfplay
 from referee.rules.options import RulesOptions
+from referee.selfplay_runs import run_selfplay
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,13 +1,12 @@
-"""The generated JSON Schema: checked in, current, printed by ``aegis-ref schema``."""
+"""The generated JSON Schema: checked in and current (the ``aegis-ref schema`` command:
+``tests/tournaments/cli/test_schema.py``)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from protocol.schema_gen import (
     SCHEMA_DIRECTORY,
@@ -18,7 +17,6 @@ from protocol.schema_gen import (
     schema_text,
 )
 from protocol.version import PROTOCOL_VERSION
-from tournaments.cli import app
 
 from .helpers import VECTORS
 from .strategies import BOT_TYPES, MESSAGE_TYPES, REFEREE_TYPES
@@ -87,34 +85,3 @@ def test_schema_keeps_the_models_descriptions() -> None:
     observation = schema["$defs"]["ObservationInfo"]["properties"]
     assert "canonical order" in observation["hand"]["description"]
     assert observation["key_card"]["pattern"] == "^(A|[2-9]|10|J|Q|K)[SHDC]$"
-
-
-# --- the command ----------------------------------------------------------------------------
-
-runner = CliRunner()
-
-
-@pytest.mark.parametrize("direction", list(Direction))
-def test_schema_command_prints_one_schema(direction: Direction) -> None:
-    result = runner.invoke(app, ["schema", "--direction", direction.value])
-    assert result.exit_code == 0, result.output
-    assert result.stdout == schema_text(direction)
-
-
-def test_schema_command_prints_every_message_by_default() -> None:
-    result = runner.invoke(app, ["schema"])
-    assert result.exit_code == 0, result.output
-    assert result.stdout == schema_text(Direction.ALL)
-
-
-def test_schema_command_writes_the_files(tmp_path: Path) -> None:
-    out = tmp_path / "schema"
-    result = runner.invoke(app, ["schema", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    written = {path.name: path.read_text(encoding="utf-8") for path in out.iterdir()}
-    assert written == schema_files()
-
-
-def test_schema_command_refuses_an_unknown_direction() -> None:
-    result = runner.invoke(app, ["schema", "--direction", "sideways"])
-    assert result.exit_code == 2

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.cli import play_selfplay
 from referee.records import (
     RECORD_FORMAT,
     RECORD_VERSION,
@@ -32,6 +31,7 @@ from referee.rules.game import GameState, Seat, apply, new_game
 from referee.rules.match import MatchState, Termination, finish_game, forfeit, new_match
 from referee.rules.options import RulesOptions
 from referee.selfplay import PlayedMatch
+from referee.selfplay_runs import play_selfplay
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_DIRECTORY = ROOT / "tests" / "golden"

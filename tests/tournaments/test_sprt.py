@@ -1,20 +1,16 @@
-"""The SPRT over duplicate pairs: the LLR against a direct maximisation, its behaviour in
-simulation, and the ``sprt`` command against real bot processes."""
+"""The SPRT over duplicate pairs: the LLR against a direct maximisation and its behaviour in
+simulation (the ``sprt`` command: ``tests/tournaments/cli/test_sprt.py``)."""
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from referee.rules.options import RulesOptions
 from referee.selfplay import POLICIES, derive_seed, play_match
-from tournaments.cli import app
 from tournaments.sprt import (
     PAIR_SCORES,
     ZERO_COUNT,
@@ -30,9 +26,7 @@ from tournaments.sprt import (
     score_to_elo,
     sprt_bounds,
 )
-from tournaments.sprt_cli import EXIT_ERROR, EXIT_H0, EXIT_H1, EXIT_UNDECIDED
 
-cli = CliRunner()
 FAST_RULES = RulesOptions(target_score=5, cold_margin=3)
 
 
@@ -234,58 +228,3 @@ def test_first_against_itself_accepts_h0_in_simulation() -> None:
     assert status.decision is Decision.ACCEPT_H0
     # A deterministic bot against itself: the same deals with seats swapped split every pair.
     assert status.counts == PairCounts(0, status.counts.pairs, 0)
-
-
-def test_cli_first_against_itself_accepts_h0(tmp_path: Path) -> None:
-    record = tmp_path / "sprt.jsonl"
-    result = cli.invoke(
-        app,
-        ["sprt", "first", "first", "--elo1", "200", "--target-score", "5", "--record", str(record)],
-    )
-    assert result.exit_code == EXIT_H0, result.output
-    assert "H0 accepted" in result.output
-    assert "LLR" in result.output
-    lines = [json.loads(line) for line in record.read_text().splitlines()]
-    ends = [line for line in lines if line["type"] == "match_end"]
-    assert len(ends) % 2 == 0
-    assert {line["players"][0] for line in lines if line["type"] == "match_start"} == {
-        "first-new",
-        "first-old",
-    }
-
-
-def test_cli_first_against_random(tmp_path: Path) -> None:
-    result = cli.invoke(
-        app,
-        [
-            "sprt",
-            "first",
-            "random",
-            "--elo0",
-            "0",
-            "--elo1",
-            "200",
-            "--target-score",
-            "5",
-            "--max-matches",
-            "9",
-            "--seed",
-            "5",
-        ],
-    )
-    assert result.exit_code in (EXIT_H1, EXIT_H0, EXIT_UNDECIDED), result.output
-    assert "LLR" in result.output
-    assert "Elo" in result.output
-    pair_lines = [line for line in result.output.splitlines() if line.startswith("pair ")]
-    assert 1 <= len(pair_lines) <= 4  # --max-matches 9 allows 4 whole pairs
-    if result.exit_code == EXIT_UNDECIDED:
-        assert "undecided: --max-matches 9 reached" in result.output
-
-
-def test_cli_refuses_bad_arguments() -> None:
-    swapped = cli.invoke(app, ["sprt", "first", "random", "--elo0", "20", "--elo1", "0"])
-    assert swapped.exit_code == 2
-    assert "elo0 < elo1" in swapped.output
-    unknown = cli.invoke(app, ["sprt", "first", "no-such-bot-here"])
-    assert unknown.exit_code == EXIT_ERROR
-    assert "no-such-bot-here" in unknown.output

@@ -1,15 +1,21 @@
-"""Readable traces of game records, for people debugging bots (``aegis-ref replay``)."""
+"""The ``replay`` command: readable traces of game records, for people debugging bots."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.text import Text
 
 from referee.rules.cards import Suit, parse_card, sort_cards
+from tournaments.cli.common import EXIT_UNREADABLE
+from tournaments.cli.options import ColorOption, RecordFileArgument, console_from_flag
 
-__all__ = ["card_text", "render_records"]
+__all__ = ["app", "card_text", "render_records", "replay"]
+
+app = typer.Typer(no_args_is_help=True)
 
 _SUIT_BY_LETTER = {suit.letter: suit for suit in Suit}
 _STYLES = {
@@ -152,3 +158,49 @@ def _match_end(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
         for tail in forfeit.get("stderr_tail") or []:
             yield Text(f"    | {tail}", style="dim")
     yield Text("")
+
+
+@app.command()
+def replay(
+    file: RecordFileArgument,
+    match_number: Annotated[
+        int | None, typer.Option("--match", min=1, help="Only this match.")
+    ] = None,
+    game: Annotated[int | None, typer.Option(min=1, help="Only this game.")] = None,
+    color: ColorOption = None,
+) -> None:
+    """Print a readable trace of a record: hands, exchanges, bids, tricks and points."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        typer.echo(f"{file}: cannot read the record: {error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    lines: list[dict[str, Any]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError as error:
+            typer.echo(f"{file}:{number}: not JSON: {error.msg}", err=True)
+            raise typer.Exit(EXIT_UNREADABLE) from None
+        if not isinstance(line, dict):
+            typer.echo(f"{file}:{number}: a record line must be a JSON object", err=True)
+            raise typer.Exit(EXIT_UNREADABLE)
+        lines.append(line)
+    console = console_from_flag(color, highlight=False, soft_wrap=True)
+    shown = 0
+    try:
+        for row in render_records(lines, match=match_number, game=game):
+            console.print(row)
+            shown += 1
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        typer.echo(
+            f"{file}: malformed record ({type(error).__name__}: {error}); "
+            f"run 'aegis-ref verify {file}' to find the line",
+            err=True,
+        )
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    if not shown:
+        typer.echo("nothing matches: check --match and --game", err=True)
+        raise typer.Exit(1)

@@ -28,16 +28,16 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from referee.cli import verify_file
+from referee.record_files import verify_file
 from referee.rules.actions import PASS, STOP, Exchange, bid, play
 from referee.rules.cards import parse_card
 from referee.rules.game import ExchangeChoices
 from tests.tournaments.helpers import processes_with_marker
 from tournaments.cli import app
-from tournaments.play import ChoiceError, Command, TerminalPlayer, parse_choice, read_input_line
+from tournaments.cli.play import ChoiceError, Command, TerminalPlayer, parse_choice, read_input_line
 
 AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
-RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
+RAWBOT = Path(__file__).resolve().parents[2] / "bots" / "rawbot.py"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 PROMPT = re.compile(r"Your (exchange|bid|card) \(1-(\d+); r rules, q quit\): $")
 WAIT = 20.0  # seconds: the longest any single screen may take to appear

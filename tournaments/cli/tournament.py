@@ -1,4 +1,4 @@
-"""Command-line commands of tournaments: ``tournament``, ``standings`` and ``report``.
+"""The ``tournament``, ``standings`` and ``report`` commands.
 
 Exit codes: 0 done; 1 the run gave up (a worker died); 2 bad config, store or arguments;
 130 (143 for SIGTERM) stopped by a signal before the end, resumable with the same command.

@@ -1,4 +1,4 @@
-"""Command-line commands of the protocol package: ``schema``."""
+"""The ``schema`` command: the protocol's JSON Schema."""
 
 from __future__ import annotations
 

@@ -24,20 +24,24 @@ from rich.text import Text
 
 from referee.bots import BotSpec
 from referee.bundled import BotNameError, resolve_pair
-from referee.cli import (
-    ColdMarginOption,
-    MaxExchangeRoundsOption,
-    PromiseMinBidOption,
-    SandboxOption,
-    TargetScoreOption,
-    rules_from_flags,
-    sandbox_from_flag,
-    write_record_or_exit,
-)
 from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.sandbox import SandboxMode
 from referee.selfplay import derive_seed
+from tournaments.cli.common import write_record_or_exit
+from tournaments.cli.options import (
+    BOT_HELP,
+    DEFAULT_TIME_CONTROL,
+    NO_RULES_FLAGS,
+    DecisionMsOption,
+    RecordOption,
+    RulesFlags,
+    SandboxOption,
+    SeedOption,
+    WarmupMsOption,
+    sandbox_from_flag,
+    with_rules_flags,
+)
 from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, run_sprt
 
 __all__ = [
@@ -62,8 +66,6 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 #: Void pairs in a row after which the bots are taken to be unable to play at all.
 MAX_VOID_IN_A_ROW = 3
-
-_BOT_HELP = 'A bundled bot\'s name (random, …) or a quoted command line: "python3 my_bot.py".'
 
 
 def status_text(status: SprtStatus) -> Text:
@@ -122,8 +124,9 @@ class _Display:
 
 
 @app.command()
+@with_rules_flags
 def sprt(
-    new: Annotated[str, typer.Argument(help=f"The new bot. {_BOT_HELP}")],
+    new: Annotated[str, typer.Argument(help=f"The new bot. {BOT_HELP}")],
     old: Annotated[str, typer.Argument(help="The old bot, in the same form.")],
     elo0: Annotated[float, typer.Option(help="H0: the new bot is this many Elo better.")] = 0.0,
     elo1: Annotated[float, typer.Option(help="H1: the new bot is this many Elo better.")] = 20.0,
@@ -137,18 +140,11 @@ def sprt(
         int | None,
         typer.Option(min=2, help="Stop undecided (exit 3) after this many matches (whole pairs)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Master seed: same seed, same deals.")] = 1,
-    record: Annotated[
-        Path | None, typer.Option(dir_okay=False, help="Write the JSON Lines record here.")
-    ] = None,
-    decision_ms: Annotated[int, typer.Option(min=1, help="Deadline of each decision.")] = 1000,
-    warmup_ms: Annotated[
-        int, typer.Option(min=0, help="Extra time for start-up and each first decision.")
-    ] = 5000,
-    target_score: TargetScoreOption = None,
-    cold_margin: ColdMarginOption = None,
-    promise_min_bid: PromiseMinBidOption = None,
-    max_exchange_rounds: MaxExchangeRoundsOption = None,
+    seed: SeedOption = 1,
+    record: RecordOption = None,
+    decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
+    warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
+    rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
 ) -> None:
     """Is NEW better than OLD? Play duplicate pairs of matches until the SPRT decides.
@@ -158,7 +154,7 @@ def sprt(
     1-1, 0-2); the LLR is fishtest's generalised one on logistic Elo. Exit 0: H1 accepted,
     1: H0 accepted, 3: undecided at --max-matches, 2: cannot run, 130: interrupted.
     """
-    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
+    options = rules.options()
     try:
         test = SprtTest(elo0, elo1, alpha, beta)
     except ValueError as error:

@@ -1,4 +1,6 @@
-"""The ``aegis-ref`` command: every command group merged into one application."""
+"""The ``aegis-ref`` command line: a module per command (or family of commands) in this
+package, merged here into one application; :mod:`tournaments.cli.options` defines the flags
+that several commands share."""
 
 from __future__ import annotations
 
@@ -6,13 +8,20 @@ from typing import Annotated
 
 import typer
 
-from protocol.cli import app as protocol_app
-from referee.cli import app as referee_app
-from referee.conformance_cli import app as conformance_app
-from referee.match_cli import app as match_app
-from tournaments.commands import app as tournament_app
-from tournaments.play import app as play_app
-from tournaments.sprt_cli import app as sprt_app
+from tournaments.cli import (
+    check_bot,
+    keygen,
+    match,
+    play,
+    replay,
+    schema,
+    selfplay,
+    sprt,
+    tournament,
+    verify,
+)
+
+__all__ = ["app", "main"]
 
 app = typer.Typer(
     name="aegis-ref",
@@ -20,13 +29,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-app.add_typer(referee_app)
-app.add_typer(match_app)
-app.add_typer(conformance_app)
-app.add_typer(protocol_app)
-app.add_typer(tournament_app)
-app.add_typer(sprt_app)
-app.add_typer(play_app)
+# In this order in ``aegis-ref --help``.
+for module in (selfplay, verify, match, keygen, replay, check_bot, schema, tournament, sprt, play):
+    app.add_typer(module.app)
 
 
 def _print_version(wanted: bool) -> None:

@@ -1,61 +1,53 @@
-"""Command-line commands that play bots against each other: ``match``, ``replay`` and
-``keygen`` (key pairs for remote bots)."""
+"""The ``match`` command: play bots against each other over the protocol."""
 
 from __future__ import annotations
 
-import json
-import os
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from referee.bundled import BotNameError, resolve_pair
-from referee.cli import (
-    EXIT_UNREADABLE,
-    ColdMarginOption,
-    MaxExchangeRoundsOption,
-    PromiseMinBidOption,
-    SandboxOption,
-    TargetScoreOption,
-    rules_from_flags,
-    sandbox_from_flag,
-    write_record_or_exit,
-)
 from referee.faults import FaultKind
 from referee.records import dumps_line
-from referee.replay import render_records
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.sandbox import SandboxMode
 from referee.selfplay import derive_seed
-from referee.server import RemoteListener, generate_keys, listen_problem, read_secret_key
+from referee.server import RemoteListener, listen_problem, read_secret_key
+from tournaments.cli.common import EXIT_UNREADABLE, write_record_or_exit
+from tournaments.cli.options import (
+    BOT_HELP,
+    DEFAULT_TIME_CONTROL,
+    NO_RULES_FLAGS,
+    BankMsOption,
+    DecisionMsOption,
+    RecordOption,
+    RulesFlags,
+    SandboxOption,
+    SeedOption,
+    WarmupMsOption,
+    sandbox_from_flag,
+    with_rules_flags,
+)
 
-__all__ = ["app", "keygen", "match", "replay"]
+__all__ = ["app", "match"]
 
 app = typer.Typer(no_args_is_help=True)
 
-_BOT_HELP = 'A bundled bot\'s name (random, …) or a quoted command line: "python3 my_bot.py".'
-
 
 @app.command()
+@with_rules_flags
 def match(
-    bot_a: Annotated[str, typer.Argument(help=_BOT_HELP)],
+    bot_a: Annotated[str, typer.Argument(help=BOT_HELP)],
     bot_b: Annotated[str, typer.Argument(help="The opponent, in the same form.")],
     matches: Annotated[int, typer.Option(min=1, help="Number of matches.")] = 2,
-    seed: Annotated[int, typer.Option(help="Master seed: same seed, same deals.")] = 1,
-    record: Annotated[
-        Path | None, typer.Option(dir_okay=False, help="Write the JSON Lines record here.")
-    ] = None,
-    decision_ms: Annotated[int, typer.Option(min=1, help="Deadline of each decision.")] = 1000,
-    bank_ms: Annotated[
-        int | None, typer.Option(min=0, help="Time bank per bot per match (none by default).")
-    ] = None,
-    warmup_ms: Annotated[
-        int, typer.Option(min=0, help="Extra time for start-up and each first decision.")
-    ] = 5000,
+    seed: SeedOption = 1,
+    record: RecordOption = None,
+    decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
+    bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
+    warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
     logs: Annotated[
         Path | None, typer.Option(file_okay=False, help="Keep each bot's output in this folder.")
     ] = None,
@@ -67,10 +59,7 @@ def match(
         Path | None,
         typer.Option(dir_okay=False, help="The referee's secret key (from aegis-ref keygen)."),
     ] = None,
-    target_score: TargetScoreOption = None,
-    cold_margin: ColdMarginOption = None,
-    promise_min_bid: PromiseMinBidOption = None,
-    max_exchange_rounds: MaxExchangeRoundsOption = None,
+    rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
     keep_alive: Annotated[
         bool,
@@ -86,7 +75,7 @@ def match(
     Matches come in duplicate pairs: matches 2k-1 and 2k use the same deals with the seats
     swapped, so neither bot is favoured by the cards.
     """
-    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
+    options = rules.options()
     try:
         spec_a, spec_b = resolve_pair(bot_a, bot_b)
     except BotNameError as error:
@@ -164,26 +153,6 @@ def _remote_listener(
     return RemoteListener(host, int(port), public, secret)
 
 
-@app.command()
-def keygen(
-    path: Annotated[Path, typer.Argument(dir_okay=False, help="Where to write the secret key.")],
-) -> None:
-    """Make a CurveZMQ key pair: the secret key in PATH (mode 600), the public in PATH.pub."""
-    if path.exists():
-        typer.echo(f"error: {path} exists; not overwriting a key", err=True)
-        raise typer.Exit(EXIT_UNREADABLE)
-    public, secret = generate_keys()
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="ascii") as file:
-            file.write(secret + "\n")
-        Path(f"{path}.pub").write_text(public + "\n", encoding="ascii")
-    except OSError as error:
-        typer.echo(f"error: cannot write {path}: {error.strerror or error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    typer.echo(f"secret key: {path}\npublic key: {public} (also in {path}.pub)")
-
-
 def _describe(number: int, report: MatchReport) -> str:
     players = report.players
     if report.void:
@@ -199,56 +168,3 @@ def _describe(number: int, report: MatchReport) -> str:
     if report.forfeit_fault is not None:
         text += f" (forfeit: {report.forfeit_fault.describe()})"
     return text
-
-
-@app.command()
-def replay(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines record (docs/records.md).")],
-    match_number: Annotated[
-        int | None, typer.Option("--match", min=1, help="Only this match.")
-    ] = None,
-    game: Annotated[int | None, typer.Option(min=1, help="Only this game.")] = None,
-    color: Annotated[
-        bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")
-    ] = None,
-) -> None:
-    """Print a readable trace of a record: hands, exchanges, bids, tricks and points."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        typer.echo(f"{file}: cannot read the record: {error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as error:
-            typer.echo(f"{file}:{number}: not JSON: {error.msg}", err=True)
-            raise typer.Exit(EXIT_UNREADABLE) from None
-        if not isinstance(line, dict):
-            typer.echo(f"{file}:{number}: a record line must be a JSON object", err=True)
-            raise typer.Exit(EXIT_UNREADABLE)
-        lines.append(line)
-    console = Console(
-        highlight=False,
-        force_terminal=color if color else None,
-        no_color=color is False,
-        soft_wrap=True,
-    )
-    shown = 0
-    try:
-        for row in render_records(lines, match=match_number, game=game):
-            console.print(row)
-            shown += 1
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        typer.echo(
-            f"{file}: malformed record ({type(error).__name__}: {error}); "
-            f"run 'aegis-ref verify {file}' to find the line",
-            err=True,
-        )
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    if not shown:
-        typer.echo("nothing matches: check --match and --game", err=True)
-        raise typer.Exit(1)

@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 
 from referee.bundled import BotNameError, resolve_bot
-from referee.cli import SandboxOption, sandbox_from_flag
 from referee.conformance import (
     CHECKLIST,
     CheckReport,
@@ -24,6 +23,13 @@ from referee.conformance import (
     check_bot,
 )
 from referee.sandbox import SandboxMode
+from tournaments.cli.options import (
+    DEFAULT_TIME_CONTROL,
+    SandboxOption,
+    decision_ms_flag,
+    sandbox_from_flag,
+    warmup_ms_flag,
+)
 
 __all__ = ["EXIT_FAILED", "EXIT_UNUSABLE", "app", "check_bot_command"]
 
@@ -56,11 +62,13 @@ def check_bot_command(
         ),
     ] = None,
     decision_ms: Annotated[
-        int, typer.Option(min=1, help="Deadline of each decision, as in a tournament.")
-    ] = 1000,
+        int, decision_ms_flag("Deadline of each decision, as in a tournament.")
+    ] = DEFAULT_TIME_CONTROL.decision_ms,
+    # At least 1 ms here: the check's settings refuse 0.
     warmup_ms: Annotated[
-        int, typer.Option(min=1, help="Time for the start-up, each ready and a match's first move.")
-    ] = 5000,
+        int,
+        warmup_ms_flag("Time for the start-up, each ready and a match's first move.", minimum=1),
+    ] = DEFAULT_TIME_CONTROL.warmup_ms,
     matches: Annotated[
         int, typer.Option(min=1, help="Matches the bot plays in one process (several_matches).")
     ] = 3,

@@ -33,17 +33,8 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from referee.bundled import BotNameError, resolve_bot
-from referee.cli import (
-    ColdMarginOption,
-    MaxExchangeRoundsOption,
-    PromiseMinBidOption,
-    SandboxOption,
-    TargetScoreOption,
-    rules_from_flags,
-    sandbox_from_flag,
-    write_record,
-)
 from referee.human import HumanMatch, HumanMatchStart, HumanQuit, play_human_match
+from referee.record_files import write_record
 from referee.records import dumps_line
 from referee.rules.actions import PASS, STOP, Action, Exchange, Pass, Play, Stop, parse_action, play
 from referee.rules.cards import Card, parse_card
@@ -52,6 +43,19 @@ from referee.rules.game import Observation, Phase, Role, Seat
 from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
+from tournaments.cli.options import (
+    DEFAULT_TIME_CONTROL,
+    NO_RULES_FLAGS,
+    ColorOption,
+    RulesFlags,
+    SandboxOption,
+    console_from_flag,
+    decision_ms_flag,
+    record_flag,
+    sandbox_from_flag,
+    warmup_ms_flag,
+    with_rules_flags,
+)
 
 __all__ = [
     "EXIT_DONE",
@@ -595,6 +599,7 @@ def describe_end(outcome: HumanMatch, human: Seat) -> list[Text]:
 
 
 @app.command("play")
+@with_rules_flags
 def play_command(
     bot: Annotated[
         str,
@@ -611,22 +616,16 @@ def play_command(
         "human"
     ),
     record: Annotated[
-        Path | None,
-        typer.Option(dir_okay=False, help="Write the finished match's JSON Lines record here."),
+        Path | None, record_flag("Write the finished match's JSON Lines record here.")
     ] = None,
-    decision_ms: Annotated[int, typer.Option(min=1, help="The bot's deadline per decision.")] = (
-        1000
-    ),
+    decision_ms: Annotated[
+        int, decision_ms_flag("The bot's deadline per decision.")
+    ] = DEFAULT_TIME_CONTROL.decision_ms,
     warmup_ms: Annotated[
-        int, typer.Option(min=0, help="Extra time for the bot's start-up and first decision.")
-    ] = 5000,
-    color: Annotated[
-        bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")
-    ] = None,
-    target_score: TargetScoreOption = None,
-    cold_margin: ColdMarginOption = None,
-    promise_min_bid: PromiseMinBidOption = None,
-    max_exchange_rounds: MaxExchangeRoundsOption = None,
+        int, warmup_ms_flag("Extra time for the bot's start-up and first decision.")
+    ] = DEFAULT_TIME_CONTROL.warmup_ms,
+    color: ColorOption = None,
+    rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
 ) -> None:
     """Play a match against a bot in the terminal.
@@ -634,18 +633,14 @@ def play_command(
     Exit 0 when the match was played to its end, 1 when you left it, 2 on a bad bot name or
     an unwritable record.
     """
-    options = rules_from_flags(target_score, cold_margin, promise_min_bid, max_exchange_rounds)
+    options = rules.options()
     try:
         spec = resolve_bot(bot)
     except BotNameError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    console = Console(
-        highlight=False,
-        markup=False,  # bot names and faults are shown as they are
-        force_terminal=color if color else None,
-        no_color=color is False,
-    )
+    # markup=False: bot names and faults are shown as they are.
+    console = console_from_flag(color, highlight=False, markup=False)
     human = Seat(seat)
     plan = sandbox_from_flag(sandbox, exit_code=EXIT_USAGE)
     outcome = play_human_match(

@@ -1,0 +1,74 @@
+"""Record files on disk: write one atomically, read one back and verify it.
+
+The format is :mod:`referee.records`' business; this module only moves its lines to and from
+files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TextIO
+
+from referee.records import VerifyReport, verify_lines
+
+__all__ = ["verify_file", "write_record"]
+
+
+def write_record(path: Path, lines: Iterable[str]) -> None:
+    """Write record lines to ``path`` atomically: a temporary file beside it, then a rename.
+
+    An interrupted or failed run leaves the old file (or none), never half a record. A path
+    that is not a regular file (``/dev/stdout``, a pipe) is written to directly; through a
+    symbolic link, the file it points to is replaced and the link kept.
+    """
+    try:
+        mode = os.stat(path).st_mode  # follows links
+    except FileNotFoundError:
+        mode = stat.S_IFREG  # a new file
+    if not stat.S_ISREG(mode):
+        # Renaming over a device or a pipe would replace it with a plain file.
+        with path.open("w", encoding="utf-8", newline="\n") as stream:
+            _write_lines(stream, lines)
+        return
+    target = Path(os.path.realpath(path))
+    temporary, descriptor = _create_temporary(target)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
+            _write_lines(stream, lines)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, target)
+    except BaseException:  # Ctrl-C included: remove the partial file, then re-raise
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def _write_lines(stream: TextIO, lines: Iterable[str]) -> None:
+    for line in lines:
+        stream.write(line)
+        stream.write("\n")
+
+
+def _create_temporary(path: Path) -> tuple[Path, int]:
+    # In the target's directory so that os.replace is a rename on one file system; O_EXCL so
+    # that two runs never share one; mode 0o666 so the record gets the umask's usual mode.
+    # The .jsonl.tmp suffix is in .gitignore.
+    while True:
+        temporary = path.with_name(f"{path.stem}.{secrets.token_hex(4)}.jsonl.tmp")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            return temporary, os.open(temporary, flags, 0o666)
+        except FileExistsError:
+            continue
+
+
+def verify_file(path: Path) -> VerifyReport:
+    """Verify the record in ``path``; raise ``OSError`` if it cannot be read."""
+    with path.open("rb") as stream:
+        return verify_lines(enumerate(stream, 1))
