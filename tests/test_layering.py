@@ -154,6 +154,9 @@ def test_sample_bots_speak_only_the_protocol() -> None:
         ("zmq", ("referee.server", "protocol.sdk", "tournaments.cli")),
         ("msgpack", ("protocol", "referee.server")),
         ("yaml", ("tournaments.config",)),
+        # The command line, and the one module that renders tables and the live display.
+        ("typer", ("tournaments.cli",)),
+        ("rich", ("tournaments.cli", "tournaments.render")),
         ("distributed", ("tournaments.cluster",)),
     ],
 )
