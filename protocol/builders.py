@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from protocol.messages import ErrorCode, FaultKind, RejectCode
+from protocol.codes import ErrorCode, FaultKind, RejectCode
 from protocol.views import decision_kind, legal_to_wire, observation_to_wire
 from referee.rules.actions import Action
 from referee.rules.game import Observation, Seat

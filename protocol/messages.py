@@ -6,7 +6,6 @@ strictly (no type coercion); unknown fields are ignored in both directions, as t
 
 from __future__ import annotations
 
-import enum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -21,12 +20,10 @@ __all__ = [
     "BidEvent",
     "BotMessage",
     "Decide",
-    "ErrorCode",
     "ErrorMessage",
     "Event",
     "ExchangeEvent",
     "ExchangeRoundInfo",
-    "FaultKind",
     "Forfeit",
     "GameEndEvent",
     "GameStartEvent",
@@ -43,7 +40,6 @@ __all__ = [
     "Ready",
     "RefereeMessage",
     "Reject",
-    "RejectCode",
     "Shutdown",
     "StopEvent",
     "TimeControl",
@@ -73,42 +69,6 @@ class _Model(BaseModel):
 
 # ---------------------------------------------------------------------------------------------
 # Shared parts
-
-
-class ErrorCode(enum.StrEnum):
-    """Why a message was refused."""
-
-    MALFORMED = "malformed"
-    UNKNOWN_TYPE = "unknown_type"
-    WRONG_REPLY_ID = "wrong_reply_id"
-    ILLEGAL_ACTION = "illegal_action"
-    TIMEOUT = "timeout"
-    VERSION = "version"
-    UNEXPECTED = "unexpected"
-
-
-class RejectCode(enum.StrEnum):
-    """Why a ``hello`` was refused."""
-
-    VERSION = "version"
-    AUTH = "auth"
-    MALFORMED = "malformed"
-
-
-class FaultKind(enum.StrEnum):
-    """What a bot did wrong (``match_end``'s ``forfeit.fault``, and records); each fault
-    costs the offender the match."""
-
-    TIMEOUT = "timeout"
-    CRASH = "crash"
-    DISCONNECT = "disconnect"
-    MALFORMED = "malformed"
-    WRONG_REPLY_ID = "wrong_reply_id"
-    ILLEGAL_ACTION = "illegal_action"
-    HANDSHAKE = "handshake"
-    VERSION = "version"
-    #: The bot answered a request with an ``error`` message instead of an answer.
-    BOT_ERROR = "bot_error"
 
 
 class TimeControl(_Model):

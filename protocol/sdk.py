@@ -63,8 +63,8 @@ from typing import Any
 import msgpack
 import zmq
 
+from protocol.codes import ErrorCode
 from protocol.errors import ProtocolError
-from protocol.messages import ErrorCode
 from protocol.sdk_views import (
     BidMade,
     CardPlayed,

@@ -19,8 +19,9 @@ from typing import Any
 
 from protocol import builders
 from protocol.codec import encode
+from protocol.codes import ErrorCode, FaultKind, RejectCode
 from protocol.examples_gen import Conversation, Sent, conversation
-from protocol.messages import ANY_MESSAGE, ErrorCode, FaultKind, RejectCode
+from protocol.messages import ANY_MESSAGE
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from referee.rules.actions import play
 from referee.rules.errors import IllegalActionError

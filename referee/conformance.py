@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol import builders
-from protocol.messages import ErrorCode
+from protocol.codes import ErrorCode
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.faults import Fault, FaultKind

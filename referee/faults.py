@@ -1,12 +1,12 @@
 """Faults: everything a bot can do wrong, as data (the kinds are the protocol's
-:class:`~protocol.messages.FaultKind`)."""
+:class:`~protocol.codes.FaultKind`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.messages import FaultKind
+from protocol.codes import FaultKind
 
 __all__ = ["Fault", "FaultKind"]
 

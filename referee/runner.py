@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from protocol import builders
-from protocol.messages import ErrorCode
+from protocol.codes import ErrorCode
 from protocol.views import EventTracker
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind

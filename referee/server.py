@@ -33,8 +33,9 @@ from protocol.codec import (
     decode_map,
     validate_bot_message,
 )
+from protocol.codes import ErrorCode, RejectCode
 from protocol.errors import ProtocolError, quoted
-from protocol.messages import ErrorCode, Hello, RejectCode
+from protocol.messages import Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from referee.bots import BotProcess, BotSpec
 from referee.faults import Fault, FaultKind

@@ -8,6 +8,7 @@ of the production code counts, also one inside a function.
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -183,3 +184,16 @@ def test_the_store_alone_runs_sql() -> None:
                 ):
                     found.append(f"{module}:{node.lineno} calls {node.func.attr}")
     assert found == []
+
+
+def test_the_sdk_starts_without_the_models() -> None:
+    """A Python bot starts in a tenth of a second only if the SDK leaves pydantic (the
+    message models, a quarter of a second to import) alone."""
+    probe = (
+        "import sys, protocol.sdk, sample_bots.random.bot; "
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'pydantic'))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.strip() == "[]"
