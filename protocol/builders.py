@@ -7,6 +7,7 @@ game comes from the engine's observation of that seat alone (:mod:`protocol.view
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -18,7 +19,9 @@ from referee.rules.match import MatchResult
 from referee.rules.options import RulesOptions
 
 __all__ = [
+    "BOT_SEED_LIMIT",
     "ForfeitCause",
+    "bot_seed",
     "decide",
     "error",
     "match_end",
@@ -39,6 +42,24 @@ class ForfeitCause(Protocol):
     def kind(self) -> FaultKind: ...
     @property
     def detail(self) -> str: ...
+
+
+#: Bot seeds (protocol 1.1) are below this: exact in a JavaScript number.
+BOT_SEED_LIMIT = 2**53
+
+
+def bot_seed(match_seed: int, seat: int) -> int:
+    """The seed of the bot in ``seat`` for its own randomness in the match dealt from
+    ``match_seed`` (``match_start``'s ``seed``): a keyed hash, so the two seats' seeds differ
+    and neither reveals the match seed, and so the deal, it was made from."""
+    width = max(8, (match_seed.bit_length() + 7) // 8)
+    key = match_seed.to_bytes(width, "big")
+    if len(key) > hashlib.blake2b.MAX_KEY_SIZE:
+        key = hashlib.blake2b(key).digest()
+    digest = hashlib.blake2b(
+        bytes([seat]), key=key, person=b"aegis bot seed", digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big") % BOT_SEED_LIMIT
 
 
 def welcome(
@@ -74,10 +95,12 @@ def match_start(
     opponent: str,
     options: RulesOptions,
     time_control: Mapping[str, int | None],
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """The ``match_start`` request to the bot in ``seat``; ``time_control`` holds
-    ``decision_ms``, ``bank_ms`` and ``warmup_ms``."""
-    return {
+    ``decision_ms``, ``bank_ms`` and ``warmup_ms``; ``seed`` (protocol 1.1 on) is the bot's
+    own seed for the match, left out when None."""
+    message: dict[str, Any] = {
         "type": "match_start",
         "match_id": match_id,
         "seat": int(seat),
@@ -85,6 +108,9 @@ def match_start(
         "rules": options.to_dict(),
         "time_control": dict(time_control),
     }
+    if seed is not None:
+        message["seed"] = seed
+    return message
 
 
 def decide(

@@ -164,7 +164,7 @@ def conversation(
         match_id, (names[0], names[1]), seed, new_match(options, draw_first_master(rng))
     )
     players: list[Player[NoReturn]] = [PolicyPlayer(policy) for policy in policies]
-    players[seat] = _TranscribedSeat(talk, policies[seat], match_id, names[seat.other])
+    players[seat] = _TranscribedSeat(talk, policies[seat], match_id, names[seat.other], seed)
     play_match(course, rng, players)
     return talk.conversation
 
@@ -195,8 +195,11 @@ class _TranscribedSeat(InProcessPlayer):
     """The seat whose conversation is written down, as a player of the match loop: its
     policy answers each ``decide`` built from its own observation."""
 
-    def __init__(self, talk: _Transcript, policy: Policy, match_id: str, opponent: str) -> None:
+    def __init__(
+        self, talk: _Transcript, policy: Policy, match_id: str, opponent: str, match_seed: int
+    ) -> None:
         self.talk = talk
+        self.match_seed = match_seed
         self.policy = policy
         self.match_id = match_id
         self.opponent = opponent
@@ -205,7 +208,14 @@ class _TranscribedSeat(InProcessPlayer):
     def start(self, match: MatchState, seat: Seat) -> None:
         """``match_start`` and the bot's ``ready``."""
         start = self.talk.send_from_referee(
-            builders.match_start(self.match_id, seat, self.opponent, match.options, TIME_CONTROL)
+            builders.match_start(
+                self.match_id,
+                seat,
+                self.opponent,
+                match.options,
+                TIME_CONTROL,
+                builders.bot_seed(self.match_seed, seat),
+            )
         )
         self.talk.send("bot", "ready", reply_to=start)
 

@@ -293,6 +293,15 @@ class MatchStart(Message):
     opponent: str = Field(description="The opponent's name.")
     rules: dict[str, int] = Field(description="The rules options of the match.")
     time_control: TimeControl
+    seed: int | None = Field(
+        default=None,
+        ge=0,
+        le=2**53 - 1,
+        description="Since 1.1: the seed of this bot's own randomness in this match, "
+        "derived from the tournament's seed, the match and the seat; reveals nothing of the "
+        "deal. A bot that draws all its randomness from it plays a match the same way "
+        "every time.",
+    )
 
 
 class Ready(Message):

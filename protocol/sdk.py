@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import random
 import struct
 import sys
 import time
@@ -165,6 +166,20 @@ class Bot:
     author: str = ""
     #: Optional, up to 64 characters.
     bot_version: str = ""
+
+    @property
+    def rng(self) -> random.Random:
+        """The bot's random numbers. The SDK reseeds them at every ``match_start`` with the
+        match's ``seed`` (protocol 1.1), so a bot that draws all its randomness from here
+        plays a match the same way however often, and in whichever process, it is played."""
+        rng: random.Random | None = self.__dict__.get("_rng")
+        if rng is None:
+            rng = self.__dict__["_rng"] = random.Random()
+        return rng
+
+    @rng.setter
+    def rng(self, value: random.Random) -> None:
+        self.__dict__["_rng"] = value
 
     def decide(self, view: Decision, legal: Sequence[Action]) -> Action | str:
         """Choose an action; by default hands over to exchange, bid or play."""
@@ -380,6 +395,8 @@ class Session:
             return self._on_malformed(data, error)
         self._matches[match.match_id] = match
         try:
+            if match.seed is not None:
+                self.bot.rng.seed(match.seed)
             self.bot.on_match_start(match)
         except Exception as error:  # the bot's own code
             return self._bot_failed(match.request_id, "on_match_start", error)

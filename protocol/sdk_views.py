@@ -630,6 +630,9 @@ class MatchInfo:
     time_control: TimeControlInfo
     #: The id of the ``match_start`` message.
     request_id: int
+    #: The bot's own seed for this match (protocol 1.1; None from a 1.0 referee). The SDK
+    #: reseeds :attr:`Bot.rng <protocol.sdk.Bot.rng>` with it before ``on_match_start``.
+    seed: int | None = None
 
     @property
     def rules_options(self) -> RulesOptions:
@@ -657,9 +660,17 @@ def parse_match_start(data: Mapping[str, Any]) -> MatchInfo:
                 _int(clock["warmup_ms"], "time_control.warmup_ms"),
             ),
             _message_id(data["id"]),
+            _seed(data.get("seed")),
         )
     except _CONVERSION_ERRORS as error:
         raise _malformed(data, error) from None
+
+
+def _seed(value: Any) -> int | None:
+    seed = _optional_int(value, "seed")
+    if seed is not None and not 0 <= seed < 2**53:
+        raise _FieldError(f"seed must be 0 to 2**53 - 1, got {seed}")
+    return seed
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,15 +12,20 @@ from collections.abc import Iterable
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "SEED_VERSION",
     "SUPPORTED_VERSIONS",
+    "at_least",
     "negotiate_version",
     "parse_version",
 ]
 
 #: The version this package speaks. ``protocol/SPEC.md`` states the same; a test checks it.
-PROTOCOL_VERSION = "1.0"
-#: Every version the referee accepts, newest first.
+PROTOCOL_VERSION = "1.1"
+#: Every version the referee accepts, newest first. A bot that speaks only 1.0 is spoken to in
+#: 1.0: negotiation takes the lower minor version of a shared major one.
 SUPPORTED_VERSIONS: tuple[str, ...] = (PROTOCOL_VERSION,)
+#: The first version whose ``match_start`` carries ``seed``.
+SEED_VERSION = "1.1"
 
 # \Z, not $: "$" also matches before a final newline, which would accept "1.0\n".
 _VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\Z")
@@ -32,6 +37,11 @@ def parse_version(text: str) -> tuple[int, int]:
     if match is None:
         raise ValueError(f"not a protocol version: {text!r} (expected MAJOR.MINOR, e.g. '1.0')")
     return int(match.group(1)), int(match.group(2))
+
+
+def at_least(version: str, since: str) -> bool:
+    """Whether a connection speaking ``version`` has what ``since`` added."""
+    return parse_version(version) >= parse_version(since)
 
 
 def negotiate_version(

@@ -21,6 +21,8 @@ in order:
   ``unknown_type`` naming its id, and the bot then still answers a ``ping``.
 - ``several_matches``: several full matches in one process against an in-process random
   player, under the referee's clock, without a fault.
+- ``reproducible`` (advice, not a requirement): the same match twice, with the same seed, gets
+  the same actions.
 - ``shutdown``: after ``shutdown`` the process exits with code 0 within 1 second.
 - ``no_leftovers``: once it has exited, no process carrying its token remains.
 
@@ -53,6 +55,7 @@ from typing import Any
 
 from protocol import builders
 from protocol.codes import ErrorCode
+from protocol.version import PROTOCOL_VERSION, SEED_VERSION, at_least
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.faults import Fault, FaultKind
@@ -70,6 +73,7 @@ from referee.server import BotServer, BotSession
 
 __all__ = [
     "CHECKLIST",
+    "Advice",
     "CheckItem",
     "CheckReport",
     "CheckSettings",
@@ -128,7 +132,15 @@ class Skip:
     reason: str
 
 
-Verdict = Pass | Fail | Skip
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """The bot does not do what the item recommends, which is no requirement: the check still
+    passes; ``reason`` says what to change."""
+
+    reason: str
+
+
+Verdict = Pass | Fail | Skip | Advice
 
 
 class Status(enum.StrEnum):
@@ -137,9 +149,10 @@ class Status(enum.StrEnum):
     PASS = "PASS"
     FAIL = "FAIL"
     SKIP = "SKIP"
+    ADVICE = "ADVICE"
 
 
-_STATUS = {Pass: Status.PASS, Fail: Status.FAIL, Skip: Status.SKIP}
+_STATUS = {Pass: Status.PASS, Fail: Status.FAIL, Skip: Status.SKIP, Advice: Status.ADVICE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +166,7 @@ class ItemResult:
 
     @property
     def status(self) -> Status:
-        """PASS, FAIL or SKIP."""
+        """PASS, FAIL, SKIP or ADVICE."""
         return _STATUS[type(self.verdict)]
 
     @property
@@ -206,15 +219,19 @@ class CheckReport:
 
     @property
     def passed(self) -> bool:
-        """True only if every item passed."""
-        return all(item.status is Status.PASS for item in self.items)
+        """True only if every item passed (an item with advice does not fail the check)."""
+        return all(item.status in (Status.PASS, Status.ADVICE) for item in self.items)
 
     def summary(self) -> str:
         """One line: how many items passed and which did not."""
         passed = sum(item.status is Status.PASS for item in self.items)
         text = f"{passed} of {len(self.items)} items passed"
+        advised = [item.name for item in self.items if item.status is Status.ADVICE]
         if self.passed:
-            return f"{text}: {self.bot} is ready for a tournament"
+            text += f": {self.bot} is ready for a tournament"
+            return text + (f"; advice: {', '.join(advised)}" if advised else "")
+        if advised:
+            text += f"; advice: {', '.join(advised)}"
         for status, label in ((Status.FAIL, "failed"), (Status.SKIP, "not checked")):
             names = [item.name for item in self.items if item.status is status]
             if names:
@@ -815,10 +832,22 @@ def check_several_matches(checker: _Checker) -> Verdict:
 
 
 def _play_match(checker: _Checker, number: int) -> tuple[int, int, float] | str:
-    """Match ``number`` of ``several_matches``: (games, decisions, slowest ms) or the problem.
+    """Match ``number`` of ``several_matches``: (games, decisions, slowest ms) or the problem."""
+    played = _checked_match(checker, number)
+    if isinstance(played, str):
+        return played
+    course, decisions = played
+    assert course.match is not None
+    slowest = max((ms for timings in course.timings for ms in timings), default=0.0)
+    return course.match.games_played, decisions, slowest
+
+
+def _checked_match(checker: _Checker, number: int) -> tuple[MatchCourse[Fault], int] | str:
+    """Play check match ``number``: the course and the bot's decisions, or the problem.
 
     The bot plays seat 0 and seat 1 in turn, as the runner plays it (the same player in the
-    same match loop); the opponent is an in-process random player.
+    same match loop); the opponent is an in-process random player. The same ``number`` is the
+    same match: the same rules, seat, deals, opponent and seed.
     """
     settings = checker.settings
     options = MATCH_RULES[(number - 1) % len(MATCH_RULES)]
@@ -830,7 +859,7 @@ def _play_match(checker: _Checker, number: int) -> tuple[int, int, float] | str:
     )
     match_id = checker.next_match_id("match")
     bot = _CheckedBot(
-        checker.server, checker.connected(), match_id, seat, OPPONENT_NAME, checker.clock
+        checker.server, checker.connected(), match_id, seat, OPPONENT_NAME, checker.clock, seed
     )
     players: list[Player[Fault]] = [bot, opponent]
     if seat is Seat.SECOND:
@@ -855,9 +884,50 @@ def _play_match(checker: _Checker, number: int) -> tuple[int, int, float] | str:
         )
         problem = fault.detail if fault.kind is FaultKind.ILLEGAL_ACTION else _describe(fault)
         return f"game {fault.game}, decision {fault.decision}: {problem} ({clock})"
-    assert course.match is not None
-    slowest = max((ms for timings in course.timings for ms in timings), default=0.0)
-    return course.match.games_played, bot.decisions, slowest
+    return course, bot.decisions
+
+
+def check_reproducible(checker: _Checker) -> Verdict:
+    """The same match twice, with the same seed: the bot should choose the same actions.
+
+    Advice, not a requirement: a bot that draws its randomness from ``match_start``'s
+    ``seed`` alone (protocol 1.1) and does not let the clock choose for it makes a
+    tournament's results reproducible.
+    """
+    session = checker.connected()
+    plays = []
+    for _ in range(2):
+        played = _checked_match(checker, 1)
+        if isinstance(played, str):
+            # Not this item's failure to report (several_matches plays the same matches).
+            return Advice(f"not checked: the match could not be played: {played}")
+        plays.append(played[0])
+    seat = Seat.FIRST  # check match 1 seats the bot first
+    for first, second in zip(plays[0].games, plays[1].games, strict=False):
+        ours = [turn for turn in first.history if turn.seat is seat]
+        again = [turn for turn in second.history if turn.seat is seat]
+        for number, (one, other) in enumerate(zip(ours, again, strict=False), 1):
+            if one.action != other.action:
+                hint = (
+                    "draw all randomness from match_start's seed and reseed at every match "
+                    "(SPEC §5, Reproducibility)"
+                    if at_least(session.protocol or PROTOCOL_VERSION, SEED_VERSION)
+                    else f"the bot speaks protocol {session.protocol}, which has no seed: "
+                    f"offer {SEED_VERSION} in hello and draw all randomness from "
+                    "match_start's seed"
+                )
+                return Advice(
+                    f"game {first.game_number}, the bot's decision {number}: "
+                    f"{str(one.action)!r} the first time, {str(other.action)!r} the second; {hint}"
+                )
+    games = len(plays[0].games)
+    protocol = session.protocol or PROTOCOL_VERSION
+    seed_note = (
+        f"its seed {builders.bot_seed(plays[0].seed, seat)} both times"
+        if at_least(protocol, SEED_VERSION)
+        else f"protocol {protocol}: no seed"
+    )
+    return Pass(f"the same actions in both plays of one match ({games} games, {seed_note})")
 
 
 class _CheckedBot(BotPlayer):
@@ -952,7 +1022,7 @@ CHECKLIST: tuple[CheckItem, ...] = (
     CheckItem(
         "handshake",
         "starts, connects and says a valid hello with its token within warmup_ms, offering "
-        "protocol 1.0; is welcomed",
+        "protocol 1.0 or 1.1; is welcomed",
         check_handshake,
         needs_bot=False,
     ),
@@ -1009,6 +1079,12 @@ CHECKLIST: tuple[CheckItem, ...] = (
         "several_matches",
         "plays several full matches in one process under the referee's clock, without a fault",
         check_several_matches,
+    ),
+    CheckItem(
+        "reproducible",
+        "plays the same match twice with the same seed and chooses the same actions "
+        "(advice: needed for reproducible tournaments, not to play in one)",
+        check_reproducible,
     ),
     CheckItem(
         "shutdown",

@@ -153,7 +153,9 @@ def play_human_match(
         session = active.start_bot(bot)
         if session.handshake_fault is None:
             active.handshake(session, control.warmup_ms / 1000)
-        bot_player = BotPlayer(active, session, match_id, human_seat.other, human_name, control)
+        bot_player = BotPlayer(
+            active, session, match_id, human_seat.other, human_name, control, seed
+        )
         human_player = HumanPlayer(human, human_seat)
         seats: list[Player[Fault]] = [human_player, bot_player]
         if human_seat is Seat.SECOND:

@@ -18,6 +18,7 @@ from typing import Any
 
 from protocol import builders
 from protocol.codes import ErrorCode
+from protocol.version import PROTOCOL_VERSION, SEED_VERSION, at_least
 from protocol.views import EventTracker
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind
@@ -247,7 +248,13 @@ class MatchRunner:
                 rng,
                 [
                     BotPlayer(
-                        self.server, session, match_id, seat, players[1 - seat], self.time_control
+                        self.server,
+                        session,
+                        match_id,
+                        seat,
+                        players[1 - seat],
+                        self.time_control,
+                        seed,
                     )
                     for seat, session in zip(_SEATS, sessions, strict=True)
                 ],
@@ -276,13 +283,17 @@ class BotPlayer:
         seat: Seat,
         opponent: str,
         control: TimeControl,
+        match_seed: int,
     ) -> None:
+        """``match_seed`` is the seed the match is dealt from; the bot gets its own seed,
+        derived from it (:func:`referee.selfplay.bot_seed`), if it speaks protocol 1.1."""
         self.server = server
         self.session = session
         self.match_id = match_id
         self.seat = int(seat)
         self.opponent = opponent
         self.control = control
+        self.match_seed = match_seed
         self.bank = control.bank_ms
         self.first_decision = True
         self.events = EventTracker()
@@ -302,8 +313,12 @@ class BotPlayer:
 
     def start(self, match: MatchState, seat: Seat) -> Fault | None:
         """Send ``match_start`` and wait for ``ready`` (within the warm-up allowance)."""
+        protocol = self.session.protocol or PROTOCOL_VERSION
+        seed = (
+            builders.bot_seed(self.match_seed, seat) if at_least(protocol, SEED_VERSION) else None
+        )
         message = builders.match_start(
-            self.match_id, seat, self.opponent, match.options, self.control.to_json()
+            self.match_id, seat, self.opponent, match.options, self.control.to_json(), seed
         )
         outcome = self.server.request(self.session, message, "ready", self.control.warmup_ms / 1000)
         return self._blame(outcome, None, None) if isinstance(outcome, Fault) else None

@@ -66,7 +66,24 @@ typedef struct {
     Card lead;                  /* the card led to this trick, "" when we lead */
     Action legal[MAX_LEGAL];    /* every legal action */
     int legal_count;
+    uint64_t *random;           /* the match's random numbers (NULL: ties go to the first) */
 } Decision;
+
+/* ---- Randomness from the match's seed (SPEC section 5, "Reproducibility") ------------ */
+
+/* splitmix64: the same seed, the same numbers, on every machine. */
+static uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Whether the n-th of n equally good candidates should replace the one kept (reservoir
+ * sampling: each ends up chosen with probability 1/n); never without random numbers. */
+static bool take_tie(const Decision *d, int n) {
+    return d->random != NULL && next_random(d->random) % (uint64_t)n == 0;
+}
 
 static bool is_trump(const Decision *d, const char *card) {
     return suit_of(card) == suit_of(d->key_card);
@@ -132,17 +149,26 @@ static void choose_bid(const Decision *d, Action out) {
 
 static void choose_play(const Decision *d, Action out) {
     const char *best = NULL;
+    int ties = 0; /* candidates as good as `best` so far; one of them is taken at random */
     for (int i = 0; i < d->legal_count; i++) {
         if (strncmp(d->legal[i], "play ", 5) != 0) continue;
         const char *card = d->legal[i] + 5;
-        if (d->lead[0] == '\0') { /* leading: the highest trump, else the strongest card */
-            if (!best || value(d, card) > value(d, best)) best = card;
-            continue;
-        } /* second to play: the cheapest card that wins the trick, else the cheapest card */
-        bool wins = follower_wins(d, d->lead, card);
-        bool best_wins = best && follower_wins(d, d->lead, best);
-        if (!best || (wins && !best_wins) || (wins == best_wins && value(d, card) < value(d, best)))
+        int better; /* > 0: card is better than best; 0: as good */
+        if (!best) {
+            better = 1;
+        } else if (d->lead[0] == '\0') { /* leading: the highest trump, else the strongest */
+            better = value(d, card) - value(d, best);
+        } else { /* second: the cheapest card that wins the trick, else the cheapest card */
+            bool wins = follower_wins(d, d->lead, card);
+            bool best_wins = follower_wins(d, d->lead, best);
+            better = wins != best_wins ? (wins ? 1 : -1) : value(d, best) - value(d, card);
+        }
+        if (better > 0) {
             best = card;
+            ties = 1;
+        } else if (better == 0 && take_tie(d, ++ties)) {
+            best = card;
+        }
     }
     snprintf(out, MAX_ACTION, "play %s", best ? best : "");
 }
@@ -238,8 +264,15 @@ static bool read_decision(const msgpack_object *msg, Decision *d) {
 
 /* ---- Writing messages (msgpack_packer) ------------------------------------------------ */
 
+/* Every protocol version this bot speaks (SPEC section 3): 1.1 added match_start's seed. */
+static const char *const PROTOCOL_VERSIONS[] = {"1.1", "1.0"};
+#define VERSION_COUNT 2
+
 typedef struct {
-    int64_t next_id; /* our message ids: unique and increasing on the connection */
+    int64_t next_id;  /* our message ids: unique and increasing on the connection */
+    char protocol[8]; /* the version welcome named ("" before it: our newest) */
+    uint64_t random;  /* the match's random numbers, seeded by its match_start */
+    bool seeded;      /* match_start had a seed (protocol 1.1) */
 } Session;
 
 static void pack_str(msgpack_packer *pk, const char *text) {
@@ -256,7 +289,7 @@ static void pack_field(msgpack_packer *pk, const char *key, const char *text) {
 /* Starts a message: a map of the envelope (version, type, id) and `more` fields to come. */
 static void begin(msgpack_packer *pk, Session *s, const char *type, size_t more) {
     msgpack_pack_map(pk, 3 + more);
-    pack_field(pk, "version", "1.0");
+    pack_field(pk, "version", s->protocol[0] ? s->protocol : PROTOCOL_VERSIONS[0]);
     pack_field(pk, "type", type);
     pack_str(pk, "id");
     msgpack_pack_int64(pk, s->next_id++);
@@ -271,8 +304,8 @@ static void pack_reply_to(msgpack_packer *pk, int64_t id) {
 static void pack_hello(msgpack_packer *pk, Session *s, const char *token) {
     begin(pk, s, "hello", 5);
     pack_str(pk, "versions"); /* every protocol version this bot speaks */
-    msgpack_pack_array(pk, 1);
-    pack_str(pk, "1.0");
+    msgpack_pack_array(pk, VERSION_COUNT);
+    for (int i = 0; i < VERSION_COUNT; i++) pack_str(pk, PROTOCOL_VERSIONS[i]);
     pack_field(pk, "name", BOT_NAME);
     pack_field(pk, "author", "aegis-ref sample bots");
     pack_field(pk, "bot_version", "1.0");
@@ -305,17 +338,25 @@ static int handle(Session *s, const msgpack_object *msg, msgpack_packer *pk) {
         pack_error(pk, s, id, "malformed", "a message must be a msgpack map with a type");
     } else if (str_is(type, "welcome")) {
         note("welcome: protocol ", get(msg, "protocol"));
+        const msgpack_object *chosen = get(msg, "protocol");
+        for (int i = 0; chosen && i < VERSION_COUNT; i++)
+            if (str_is(chosen, PROTOCOL_VERSIONS[i])) strcpy(s->protocol, PROTOCOL_VERSIONS[i]);
     } else if (str_is(type, "reject")) { /* our hello was refused: nothing more to do */
         note("rejected: ", get(msg, "reason"));
         return 1;
     } else if (str_is(type, "match_start")) {
         note("match ", get(msg, "match_id"));
+        /* Reseed at every match: its choices then depend on the match alone. */
+        int64_t seed = int_or(get(msg, "seed"), -1);
+        s->seeded = seed >= 0;
+        s->random = s->seeded ? (uint64_t)seed : 0;
         begin(pk, s, "ready", 1);
         pack_reply_to(pk, id);
     } else if (str_is(type, "decide")) {
         if (!read_decision(msg, &d)) {
             pack_error(pk, s, id, "malformed", "cannot read this decide");
         } else {
+            d.random = s->seeded ? &s->random : NULL;
             begin(pk, s, "act", 2);
             pack_reply_to(pk, id);
             pack_field(pk, "action", choose_action(&d));
@@ -358,7 +399,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "[" BOT_NAME "] cannot connect to %s: %s\n", endpoint, zmq_strerror(errno));
         return 2;
     }
-    Session session = {1};
+    Session session = {.next_id = 1};
     msgpack_sbuffer out; /* the message to send next */
     msgpack_sbuffer_init(&out);
     msgpack_packer pk;

@@ -56,7 +56,7 @@ static void unload(Vector *v) {
     free(v->bytes);
 }
 
-/* Every vector decodes to one map with version "1.0" and a type, and encodes back to the
+/* Every vector decodes to one map with version "1.1" and a type, and encodes back to the
  * same bytes (msgpack's shortest forms; the vectors' keys are sorted, and packing the decoded
  * map keeps their order). */
 static void test_codec(void) {
@@ -73,7 +73,7 @@ static void test_codec(void) {
         bool ok = load(name, &v);
         CHECK(ok, "%s does not decode to one map", entry->d_name);
         if (ok) {
-            CHECK(str_is(get(&v.value.data, "version"), "1.0"), "%s: version", name);
+            CHECK(str_is(get(&v.value.data, "version"), "1.1"), "%s: version", name);
             CHECK(get(&v.value.data, "type") != NULL, "%s: type", name);
             msgpack_sbuffer out;
             msgpack_sbuffer_init(&out);
@@ -119,7 +119,7 @@ static void check_like(const msgpack_sbuffer *out, const char *name, const char 
 /* Feeds the vector `name` to a fresh session whose next id is `next_id`; returns what
  * handle() returned and leaves the reply in `out`. */
 static int answer(const char *name, int64_t next_id, msgpack_sbuffer *out) {
-    Session session = {next_id};
+    Session session = {.next_id = next_id};
     Vector v;
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
@@ -135,9 +135,19 @@ static void test_conversation(void) {
     msgpack_packer pk;
     msgpack_packer_init(&pk, &out, msgpack_sbuffer_write);
 
-    Session session = {1}; /* hello: the vector's token, our own name and author */
+    Session session = {.next_id = 1}; /* hello: the vector's token, our own name and author */
     pack_hello(&pk, &session, "7f3c9a1e5b2d4068");
-    check_like(&out, "hello", "name author bot_version"); /* ours differ */
+    check_like(&out, "hello", "name author bot_version versions"); /* ours differ */
+    msgpack_unpacked hello;
+    msgpack_unpacked_init(&hello);
+    msgpack_unpack_next(&hello, out.data, out.size, NULL);
+    const msgpack_object *versions = get(&hello.data, "versions");
+    CHECK(versions && versions->type == MSGPACK_OBJECT_ARRAY && versions->via.array.size == 2 &&
+              str_is(&versions->via.array.ptr[0], "1.1") &&
+              str_is(&versions->via.array.ptr[1], "1.0"),
+          "hello offers 1.1 and 1.0");
+    msgpack_unpacked_destroy(&hello);
+    msgpack_sbuffer_clear(&out);
 
     CHECK(answer("match_start", 2, &out) == CARRY_ON, "match_start");
     check_like(&out, "ready", "");
@@ -173,7 +183,7 @@ static void test_conversation(void) {
     msgpack_sbuffer_init(&in);
     msgpack_packer in_pk;
     msgpack_packer_init(&in_pk, &in, msgpack_sbuffer_write);
-    Session referee = {9};
+    Session referee = {.next_id = 9};
     begin(&in_pk, &referee, "gossip", 1);
     pack_field(&in_pk, "weather", "sunny");
     msgpack_unpacked gossip, reply;
@@ -262,11 +272,51 @@ static void test_strategy(void) {
            "play JS");
 }
 
+/* Ties between equally good cards go to the first without a seed, and are broken by the
+ * match's random numbers with one: the same seed, the same choice. */
+static void test_seeded_ties(void) {
+    /* Leading without trumps (trump H): KS and KC are the strongest, worth the same. */
+    const char *legal = "play KS,play KC,play 4D,play 2S,play 3D";
+    EXPECT(decision("play", true, 0, "", "KS KC 4D 2S 3D", legal), "play KS");
+    bool seen_ks = false, seen_kc = false;
+    for (uint64_t seed = 0; seed < 40; seed++) {
+        uint64_t state = seed, again = seed;
+        Decision d = decision("play", true, 0, "", "KS KC 4D 2S 3D", legal);
+        Decision e = d;
+        d.random = &state;
+        e.random = &again;
+        const char *first = choose_action(&d), *second = choose_action(&e);
+        CHECK(strcmp(first, second) == 0, "seed %llu: %s, then %s", (unsigned long long)seed,
+              first, second);
+        seen_ks = seen_ks || strcmp(first, "play KS") == 0;
+        seen_kc = seen_kc || strcmp(first, "play KC") == 0;
+    }
+    CHECK(seen_ks && seen_kc, "ties always go the same way");
+
+    /* match_start reseeds the session; welcome sets the envelope's version. */
+    msgpack_sbuffer out;
+    msgpack_sbuffer_init(&out);
+    Session session = {.next_id = 1};
+    CHECK(answer("match_start", 2, &out) == CARRY_ON, "match_start");
+    Vector start;
+    if (load("match_start", &start)) {
+        msgpack_packer pk;
+        msgpack_packer_init(&pk, &out, msgpack_sbuffer_write);
+        handle(&session, &start.value.data, &pk);
+        CHECK(session.seeded, "match_start's seed is taken");
+        CHECK(session.random == (uint64_t)int_or(get(&start.value.data, "seed"), -1),
+              "seeded from match_start's seed");
+        unload(&start);
+    }
+    msgpack_sbuffer_destroy(&out);
+}
+
 int main(int argc, char **argv) {
     vectors = argc > 1 ? argv[1] : "../../protocol/vectors";
     test_codec();
     test_conversation();
     test_strategy();
+    test_seeded_ties();
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
 }

@@ -11,7 +11,8 @@
 const { parseArgs } = require('node:util');
 const { encode, decode } = require('@msgpack/msgpack');
 
-const PROTOCOL_VERSIONS = ['1.0']; // every protocol version this bot speaks (SPEC section 3)
+// Every protocol version this bot speaks (SPEC section 3): 1.1 added match_start's seed.
+const PROTOCOL_VERSIONS = ['1.1', '1.0'];
 const BOT_NAME = 'js';
 
 // ---------------------------------------------------------------------------------------------
@@ -44,8 +45,27 @@ function followerWins(lead, card, trump, killers) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Strategy: every function gets the observation (SPEC section 7) and the legal actions, and
-// returns an action string.
+// Randomness from the match's seed (SPEC section 5, "Reproducibility"): the same match gets
+// the same choices, however and wherever it is played. A small generator (mulberry32, 32 bits
+// of state) is plenty for breaking ties; the seed may be up to 2^53 - 1.
+
+function seededRandom(seed) {
+  let state = (seed % 2 ** 32 ^ Math.floor(seed / 2 ** 32)) >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+// Without a seed (a 1.0 referee), ties go to the first card listed.
+const firstOfTies = () => 0;
+
+// ---------------------------------------------------------------------------------------------
+// Strategy: every function gets the observation (SPEC section 7), the legal actions and the
+// match's random numbers (for ties), and returns an action string.
 
 // A card worth keeping: a trump, a killer, or a king or queen.
 function worthKeeping(card, obs) {
@@ -77,14 +97,19 @@ function chooseBid(obs, legal) {
   return lowest <= expected ? `bid ${lowest}` : 'pass';
 }
 
-function choosePlay(obs, legal) {
+function choosePlay(obs, legal, random = firstOfTies) {
   const cards = legal.filter((a) => a.startsWith('play ')).map((a) => a.slice(5));
   // What a card is worth keeping for later: trumps most, then killers, then by strength.
   const value = (c) =>
     strength(c) + (suitOf(c) === obs.trump ? 30 : 0) + (obs.killers.includes(c) ? 10 : 0);
-  // The first card of the list with the lowest (or highest) value.
-  const cheapest = (list) => list.reduce((best, c) => (value(c) < value(best) ? c : best));
-  const dearest = (list) => list.reduce((best, c) => (value(c) > value(best) ? c : best));
+  // A card of the list with the lowest (or highest) value; a tie is broken at random.
+  const pick = (list, better) => {
+    const best = list.reduce((top, c) => (better(value(c), value(top)) ? c : top));
+    const ties = list.filter((c) => value(c) === value(best));
+    return ties[Math.floor(random() * ties.length)];
+  };
+  const cheapest = (list) => pick(list, (a, b) => a < b);
+  const dearest = (list) => pick(list, (a, b) => a > b);
   if (obs.lead) {
     // Second to play: the cheapest card that wins the trick, else the cheapest card.
     const winners = cards.filter((c) => followerWins(obs.lead, c, obs.trump, obs.killers));
@@ -95,9 +120,9 @@ function choosePlay(obs, legal) {
 }
 
 // The action for a `decide` request, always one of the strings in `legal`.
-function chooseAction(decision, obs, legal) {
+function chooseAction(decision, obs, legal, random = firstOfTies) {
   const choose = { exchange: chooseExchange, bid: chooseBid, play: choosePlay }[decision];
-  const choice = choose ? choose(obs, legal) : legal[0];
+  const choice = choose ? choose(obs, legal, random) : legal[0];
   // The cards of an exchange may come in any order: compare the words, not the strings.
   const words = (action) => action.split(' ').sort().join(' ');
   return legal.find((action) => words(action) === words(choice)) ?? legal[0];
@@ -111,11 +136,13 @@ class Session {
   constructor(name = BOT_NAME) {
     this.name = name;
     this.nextId = 1; // our message ids: unique and increasing on the connection
+    this.protocol = PROTOCOL_VERSIONS[0]; // until welcome names the version we speak
+    this.random = firstOfTies;
   }
 
   // A message of ours: the envelope (version, type, id) plus the given fields.
   message(type, fields = {}) {
-    return { version: '1.0', type, id: this.nextId++, ...fields };
+    return { version: this.protocol, type, id: this.nextId++, ...fields };
   }
 
   hello(token) {
@@ -139,12 +166,15 @@ class Session {
     switch (msg.type) {
       case 'welcome':
         log(`welcome: protocol ${msg.protocol}, referee ${msg.referee}`);
+        if (PROTOCOL_VERSIONS.includes(msg.protocol)) this.protocol = msg.protocol;
         return {};
       case 'reject': // our hello was refused: nothing more to do
         log(`rejected (${msg.code}): ${msg.reason}`);
         return { exit: 1 };
       case 'match_start':
         log(`match ${msg.match_id}: seat ${msg.seat} against ${msg.opponent}`);
+        // Reseed at every match: its choices then depend on the match alone.
+        this.random = Number.isSafeInteger(msg.seed) ? seededRandom(msg.seed) : firstOfTies;
         return { reply: this.message('ready', { reply_to: msg.id }) };
       case 'decide':
         return { reply: this.message('act', { reply_to: msg.id, action: this.decide(msg) }) };
@@ -168,7 +198,7 @@ class Session {
 
   decide(msg) {
     try {
-      return chooseAction(msg.decision, msg.observation, msg.legal);
+      return chooseAction(msg.decision, msg.observation, msg.legal, this.random);
     } catch (error) {
       // A bug in the strategy should not forfeit the match: any legal action will do.
       log(`strategy failed (${error.message}); playing ${msg.legal[0]}`);
@@ -242,6 +272,7 @@ module.exports = {
   decodeMessage,
   encode,
   followerWins,
+  seededRandom,
   settings,
   strength,
 };

@@ -1,4 +1,6 @@
-"""The bundled ``random`` bot: uniform over the legal actions, seeded from ``AEGIS_SEED``."""
+"""The bundled ``random`` bot: uniform over the legal actions. The SDK reseeds its RNG from each
+match's ``seed`` (protocol 1.1), so a match plays the same however it is run; ``AEGIS_SEED``
+seeds it under a 1.0 referee."""
 
 import os
 import random

@@ -24,8 +24,11 @@ of the games to come, since a point matters more near the end than at the start.
 
 About 60 worlds per decision play as well as 200, and at a 100 ms deadline (25 ms of
 search) it gets about 190 (90 for an exchange; some 640 play-outs): information, not speed,
-limits it. The random choices are seeded from ``AEGIS_SEED`` and the decision's place in the
-match, so a decision is reproducible except for how many worlds the clock allows.
+limits it. The random choices are seeded from the match's ``seed`` (protocol 1.1; else
+``AEGIS_SEED`` and the match id) and the decision's place in the match, so a decision is
+reproducible except for how many worlds the clock allows. With ``AEGIS_STRONG_WORLDS=N`` it
+searches exactly N worlds per decision whatever the clock says: then its play is fully
+reproducible (and its time is the machine's business: keep N small for short deadlines).
 """
 
 from __future__ import annotations
@@ -497,14 +500,17 @@ class StrongPlayer:
         self.seed = seed
         self.max_worlds = max_worlds
         self.greedy = GreedyPlayer()
-        self.match_id = ""
+        #: What seeds the sampling of the match's decisions, with their place in it.
+        self.match_key = ""
         #: Totals for the statistics line: decisions searched, worlds, rollouts.
         self.searched = self.worlds = self.rollouts = 0
         self.odds = match_odds(self.rules)
 
-    def new_match(self, rules: RulesOptions, match_id: str) -> None:
-        """Forget the last match (game numbers start again)."""
-        self.rules, self.match_id = rules, match_id
+    def new_match(self, rules: RulesOptions, match_id: str, seed: int | None = None) -> None:
+        """Forget the last match (game numbers start again); ``seed`` is the match's seed
+        from ``match_start``, if the referee sent one."""
+        self.rules = rules
+        self.match_key = f"seed {seed}" if seed is not None else f"{self.seed}:{match_id}"
         self.greedy.forget()
         self.odds = match_odds(rules)
 
@@ -565,7 +571,7 @@ class StrongPlayer:
             len(seen.tricks),
             seen.lead,
         )
-        return f"{self.seed}:{self.match_id}:{seen.game_number}:{seen.phase.value}:{progress}"
+        return f"{self.match_key}:{seen.game_number}:{seen.phase.value}:{progress}"
 
 
 class StrongBot(Bot):
@@ -574,8 +580,11 @@ class StrongBot(Bot):
     name = "strong"
     author = "aegis-ref"
 
-    def __init__(self, seed: str, verbose: bool = False) -> None:
-        self.player = StrongPlayer(seed=seed)
+    def __init__(self, seed: str, verbose: bool = False, worlds: int | None = None) -> None:
+        """``worlds``: search exactly that many worlds per decision, ignoring the clock (the
+        reproducible mode), instead of as many as the deadline allows."""
+        self.player = StrongPlayer(seed=seed, max_worlds=worlds)
+        self.fixed_budget = worlds is not None
         self.verbose = verbose
         # The search makes no reference cycles, so nothing piles up; a collection in the
         # middle of a decision could cost it the deadline. Collected at each match's end.
@@ -583,10 +592,12 @@ class StrongBot(Bot):
 
     def on_match_start(self, match: MatchInfo) -> None:
         """Search under the match's rules."""
-        self.player.new_match(match.rules_options, match.match_id)
+        self.player.new_match(match.rules_options, match.match_id, match.seed)
 
     def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
         """Search until the budget for this decision is spent."""
+        if self.fixed_budget:
+            return self.player.decide(view.observation, legal, math.inf)
         budget_ms = min(view.deadline_ms * BUDGET_SHARE - BUDGET_MARGIN_MS, MAX_BUDGET_MS)
         return self.player.decide(view.observation, legal, view.received_at + budget_ms / 1000)
 
@@ -603,5 +614,21 @@ class StrongBot(Bot):
             )
 
 
+def fixed_worlds(text: str | None) -> int | None:
+    """``AEGIS_STRONG_WORLDS``: a positive number of worlds, or None (search by time)."""
+    if not text:
+        return None
+    worlds = int(text)
+    if worlds < 1:
+        raise ValueError(f"AEGIS_STRONG_WORLDS must be a positive integer, got {text!r}")
+    return worlds
+
+
 if __name__ == "__main__":
-    run(StrongBot(os.environ.get("AEGIS_SEED", ""), bool(os.environ.get("AEGIS_STRONG_VERBOSE"))))
+    run(
+        StrongBot(
+            os.environ.get("AEGIS_SEED", ""),
+            bool(os.environ.get("AEGIS_STRONG_VERBOSE")),
+            fixed_worlds(os.environ.get("AEGIS_STRONG_WORLDS")),
+        )
+    )

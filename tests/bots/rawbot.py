@@ -1,7 +1,9 @@
 """A bot written against the raw protocol (pyzmq + msgpack, no SDK) that can misbehave on
 purpose. It answers every decision with the first legal action unless told otherwise:
 
-    rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE]
+    rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE] [--log-messages FILE]
+
+It speaks protocol 1.0 only, as a bot written before 1.1 does.
 
 KIND is one of: crash, sleep, garbage, huge, deep, wrong_id, illegal, wrong_token, no_hello,
 wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
@@ -18,6 +20,7 @@ big_at_match_end answers it with a valid 10 KB ``pong`` (a large one).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -41,6 +44,7 @@ def main() -> int:
     parser.add_argument("--name", default="rawbot")
     parser.add_argument("--pidfile", help="child_ignores_term: write the child's pid here")
     parser.add_argument("--report-cpus", help="append 'NAME PARENT_PID CPU,...' (its affinity)")
+    parser.add_argument("--log-messages", help="append every message received, as JSON lines")
     arguments = parser.parse_args()
     fault, at = arguments.fault, arguments.at
     if arguments.report_cpus:
@@ -86,6 +90,9 @@ def main() -> int:
             return 3
         message = msgpack.unpackb(socket.recv(), raw=False)
         kind = message.get("type")
+        if arguments.log_messages:
+            with open(arguments.log_messages, "a", encoding="utf-8") as log:
+                log.write(json.dumps(message) + "\n")
         if kind == "shutdown" and fault == "ignore_shutdown":
             continue
         if kind in ("reject", "shutdown"):

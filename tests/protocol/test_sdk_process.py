@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from protocol.sdk import EXIT_REJECTED
+from protocol.version import PROTOCOL_VERSION
 from referee.bots import BotSpec
 from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner
@@ -64,7 +65,7 @@ def test_random_bot_plays_a_whole_match_against_first_legal(
         by_name = {hello["name"]: identity for identity, hello in hellos}
         assert set(by_name) == {"random", "first-legal"}
         for _identity, hello in hellos:
-            assert hello["versions"] == ["1.0"]
+            assert hello["versions"] == [PROTOCOL_VERSION]
             assert hello["id"] == 1
         assert {hello["token"] for _identity, hello in hellos} == {"secret-token", "other"}
         bots = [by_name["random"], by_name["first-legal"]]

@@ -12,6 +12,7 @@ import msgpack
 import pytest
 
 from protocol.codec import decode_map, parse_bot_message
+from protocol.errors import ProtocolError
 from protocol.sdk import (
     EXIT_OK,
     EXIT_REJECTED,
@@ -25,6 +26,7 @@ from protocol.sdk import (
     Session,
     SessionEnd,
 )
+from protocol.sdk_views import parse_match_start
 from protocol.version import PROTOCOL_VERSION
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
 from referee.rules.actions import PASS, STOP, Bid, Play
@@ -582,3 +584,51 @@ def test_logger_is_quiet_on_success(caplog: pytest.LogCaptureFixture) -> None:
     session.handle(pack("match_start", **MATCH_START))
     session.handle(msgpack.packb(decide_map()))
     assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+class Drawer(Bot):
+    """Draws from ``self.rng`` at every decision, as a random bot does."""
+
+    def __init__(self) -> None:
+        self.drawn: list[float] = []
+
+    def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
+        self.drawn.append(self.rng.random())
+        return legal[0]
+
+
+def _draws(session: Session, bot: Drawer, match_id: str, **start: Any) -> list[float]:
+    """Start a match (``start`` overrides ``match_start``'s fields), answer three decides."""
+    bot.drawn.clear()
+    session.handle(
+        pack("match_start", message_id=70, **{**MATCH_START, "match_id": match_id, **start})
+    )
+    for number in range(3):
+        session.handle(msgpack.packb(decide_map(message_id=71 + number, match_id=match_id)))
+    return list(bot.drawn)
+
+
+def test_the_sdk_reseeds_the_bots_rng_from_every_match_start() -> None:
+    """Protocol 1.1: the same seed gives the same draws whatever came before; another seed
+    others; without a seed (a 1.0 referee) the stream just goes on."""
+    bot = Drawer()
+    session = welcomed(bot)
+    first = _draws(session, bot, "m1", seed=12345)
+    other = _draws(session, bot, "m2", seed=54321)
+    again = _draws(session, bot, "m3", seed=12345)
+    assert first == again
+    assert first != other
+    assert _draws(session, bot, "m4") != first  # no seed: not reseeded
+    start = {**MATCH_START, "version": "1.1", "type": "match_start", "id": 5}
+    assert parse_match_start({**start, "seed": 7}).seed == 7
+    assert parse_match_start(start).seed is None
+    for bad in (-1, 2**53, "7", 1.5, True):
+        with pytest.raises(ProtocolError, match="seed"):
+            parse_match_start({**start, "seed": bad})
+
+
+def test_a_bot_may_bring_its_own_rng() -> None:
+    bot = Drawer()
+    bot.rng = random.Random(1)
+    session = welcomed(bot)
+    assert _draws(session, bot, "m1", seed=9) == _draws(session, bot, "m2", seed=9)

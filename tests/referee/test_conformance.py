@@ -70,6 +70,7 @@ def test_the_checklist_covers_the_issue_in_order() -> None:
         "unknown_fields",
         "unknown_type",
         "several_matches",
+        "reproducible",
         "shutdown",
         "no_leftovers",
     ]
@@ -99,6 +100,7 @@ def test_sample_bot_passes_every_item(name: str) -> None:
     assert list(report.items) == seen  # each result is reported as soon as it is known
     assert report.restarts == 0
     assert "2 matches" in reason(report, "several_matches")
+    assert "its seed" in reason(report, "reproducible")  # all of them speak 1.1
 
 
 @pytest.mark.parametrize(
@@ -176,7 +178,8 @@ def test_a_bot_that_crashes_at_every_first_decision_is_restarted_each_time() -> 
         "several_matches",
     }
     assert statuses(report, Status.FAIL) == decisions
-    assert report.restarts == len(decisions)
+    assert statuses(report, Status.ADVICE) == {"reproducible"}  # "not checked: ..."
+    assert report.restarts == len(decisions) + 1  # reproducible needs the bot again
     assert "exit code 9" in reason(report, "follow_suit")
 
 
@@ -219,3 +222,24 @@ def test_settings_are_checked() -> None:
 def test_a_remote_spec_is_refused() -> None:
     with pytest.raises(ValueError, match="remote"):
         check_bot(BotSpec("far", curve_public_key="x" * 40))
+
+
+UNSEEDED = Path(__file__).resolve().parents[1] / "bots" / "unseeded_bot.py"
+
+
+def test_a_bot_that_ignores_the_seed_gets_advice_and_still_passes() -> None:
+    """The ``reproducible`` item is advice: a bot drawing from the system's randomness is told
+    what to change, and the check passes."""
+    report = check_bot(BotSpec("unseeded", (sys.executable, str(UNSEEDED))), FAST)
+    assert statuses(report, Status.ADVICE) == {"reproducible"}, report.summary()
+    assert statuses(report, Status.FAIL) == statuses(report, Status.SKIP) == set()
+    assert report.passed
+    assert "draw all randomness from match_start's seed" in reason(report, "reproducible")
+    assert report.summary().endswith("is ready for a tournament; advice: reproducible")
+    assert report.to_json()["items"][-3]["status"] == "advice"
+
+
+def test_a_1_0_bot_that_plays_the_same_way_is_reproducible_without_a_seed() -> None:
+    report = check_bot(rawbot(), FAST)
+    assert report.passed, report.summary()
+    assert "protocol 1.0: no seed" in reason(report, "reproducible")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -10,6 +11,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -164,3 +166,64 @@ def assert_stored_exactly_once(output: Path, total: int) -> list[str]:
     records = sorted(path.name for path in (output / "records").iterdir())
     assert records == sorted(f"match-{match_id}.jsonl" for match_id in ids)
     return ids
+
+
+#: The bundled bots' tournament of the reproducibility tests: its matches per pair, and in all.
+BUNDLED_MATCHES_PER_PAIR = 4
+BUNDLED_TOTAL = 6 * BUNDLED_MATCHES_PER_PAIR
+
+
+def bundled_bots(marker: str, *, keep_alive: bool) -> list[dict[str, Any]]:
+    """The config's bots; ``strong`` searches a fixed number of worlds (its reproducible
+    mode). Every bot carries ``marker`` in its environment."""
+    entries: list[dict[str, Any]] = [
+        {"name": "random", "command": "random", "env": {"AEGIS_SEED": "1"}},
+        {"name": "random-2", "command": "random", "env": {"AEGIS_SEED": "2"}},
+        {"name": "greedy", "command": "greedy", "env": {}},
+        {"name": "strong", "command": "strong", "env": {"AEGIS_STRONG_WORLDS": "6"}},
+    ]
+    for entry in entries:
+        entry["env"]["AEGIS_TEST_MARKER"] = marker
+        entry["keep_alive"] = keep_alive
+    return entries
+
+
+def write_bundled_config(folder: Path, name: str, marker: str, **settings: Any) -> Path:
+    """A config of the four bundled bots, kept alive unless ``keep_alive=False``."""
+    keep_alive = settings.pop("keep_alive", True)
+    data = {
+        "name": "reproducibility",
+        "bots": bundled_bots(marker, keep_alive=keep_alive),
+        "rules": dict(FAST_RULES),
+        "time_control": {"decision_ms": 5000, "warmup_ms": 20000},
+        "matches_per_pair": BUNDLED_MATCHES_PER_PAIR,
+        "seed": 2**40 + 17,
+        "concurrency": 1,
+        "sandbox": "off",  # the way of running is what varies here, not the containment
+        **settings,
+    }
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def without_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: without_times(item) for key, item in value.items() if key != "ms"}
+    if isinstance(value, list):
+        return [without_times(item) for item in value]
+    return value
+
+
+def records_without_times(output: Path) -> dict[str, list[Any]]:
+    """Every stored match's record lines, decision times removed, by file name."""
+    found = {}
+    for path in sorted((output / "records").glob("match-*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found[path.name] = [without_times(json.loads(line)) for line in lines if line]
+    return found
+
+
+def differing(one: dict[str, list[Any]], other: dict[str, list[Any]]) -> list[str]:
+    """The matches whose records differ, or that only one side has."""
+    return sorted(name for name in set(one) | set(other) if one.get(name) != other.get(name))

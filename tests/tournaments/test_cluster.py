@@ -26,12 +26,16 @@ import pytest
 
 from referee.records import verify_lines
 from tests.tournaments.helpers import (
+    BUNDLED_TOTAL,
     assert_stored_exactly_once,
+    differing,
+    records_without_times,
     run_cli,
     start_tournament,
     stored_count,
     wait_for_stored,
     wait_no_processes,
+    write_bundled_config,
     write_config,
 )
 
@@ -329,3 +333,26 @@ def test_ctrl_c_with_a_local_cluster(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stderr
     assert stored_count(output / "results.sqlite") == 300
     assert wait_no_processes(bots_marker, timeout=5) == []
+
+
+def test_bots_with_randomness_play_the_same_records_on_the_cluster(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Random, greedy and strong bots (drawing their randomness from match_start's seed):
+    the records of a run through the scheduler equal those of a local run at concurrency 1,
+    match by match."""
+    marker = uuid.uuid4().hex
+    local = write_bundled_config(tmp_path, "local", marker)
+    finished = run_cli("tournament", str(local), "--output", str(tmp_path / "local"), cwd=tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    remote = write_bundled_config(
+        tmp_path, "dask", marker, executor={"kind": "dask", "address": cluster.address}
+    )
+    finished = run_cli(
+        "tournament", str(remote), "--output", str(tmp_path / "dask"), cwd=tmp_path, timeout=300
+    )
+    assert finished.returncode == 0, finished.stderr
+    played = records_without_times(tmp_path / "dask")
+    assert len(played) == BUNDLED_TOTAL
+    assert differing(played, records_without_times(tmp_path / "local")) == []
+    assert len(_workers(tmp_path / "dask")) == 2

@@ -39,7 +39,11 @@ app = typer.Typer(no_args_is_help=True)
 EXIT_FAILED = 1
 EXIT_UNUSABLE = 2
 
-_COLOURS = {Status.PASS: typer.colors.GREEN, Status.FAIL: typer.colors.RED}
+_COLOURS = {
+    Status.PASS: typer.colors.GREEN,
+    Status.FAIL: typer.colors.RED,
+    Status.ADVICE: typer.colors.YELLOW,
+}
 _REMOTE_UNSUPPORTED = (
     "error: --remote is not supported yet: check-bot cannot yet wait for a bot that dials in "
     "over tcp with CurveZMQ. Check the same program as a started bot instead: "
@@ -85,9 +89,10 @@ def check_bot_command(
 
     The bot is started as the referee starts it and taken through a checklist: handshake and
     version negotiation, every decision type within the deadline, legal actions only,
-    unknown fields and message types, several matches in one process, a clean shutdown and
-    no process left behind. Each item prints PASS or FAIL with the reason; the exit code is
-    0 only if every item passed.
+    unknown fields and message types, several matches in one process, whether a match
+    replays the same with the same seed, a clean shutdown and no process left behind. Each
+    item prints PASS or FAIL (or ADVICE: a recommendation, which fails nothing) with the
+    reason; the exit code is 0 only if no item failed or went unchecked.
     """
     if remote:
         typer.echo(_REMOTE_UNSUPPORTED, err=True)

@@ -16,9 +16,9 @@ test('hello carries the versions, the name and the token', () => {
   const hello = new Session().hello('secret');
   assert.deepEqual(Object.keys(hello).sort(), Object.keys(vector('hello')).sort());
   assert.equal(hello.type, 'hello');
-  assert.equal(hello.version, '1.0');
+  assert.equal(hello.version, '1.1');
   assert.equal(hello.id, 1);
-  assert.deepEqual(hello.versions, ['1.0']);
+  assert.deepEqual(hello.versions, ['1.1', '1.0']);
   assert.equal(hello.token, 'secret');
 });
 
@@ -28,7 +28,7 @@ test('each request gets its reply, naming the request id', () => {
   assert.deepEqual(session.handle(vector('welcome')), {});
   const start = vector('match_start');
   assert.deepEqual(session.handle(start).reply, {
-    version: '1.0',
+    version: '1.1',
     type: 'ready',
     id: 2,
     reply_to: start.id,
@@ -93,4 +93,25 @@ test('arguments override the environment', () => {
     endpoint: 'tcp://h:1',
     token: 'arg',
   });
+});
+
+test('the envelope carries the version welcome named', () => {
+  const session = new Session();
+  session.hello('t');
+  session.handle({ ...vector('welcome'), protocol: '1.0' });
+  assert.equal(session.handle(vector('match_start')).reply.version, '1.0');
+});
+
+test('the same seed gives the same choices, another seed may not', () => {
+  const plays = (seed) => {
+    const session = new Session();
+    session.hello('t');
+    session.handle(vector('welcome'));
+    session.handle({ ...vector('match_start'), seed });
+    return Array.from({ length: 20 }, () => session.random());
+  };
+  assert.deepEqual(plays(7), plays(7));
+  assert.notDeepEqual(plays(7), plays(8));
+  assert.notDeepEqual(plays(2 ** 53 - 1), plays(2 ** 53 - 2));
+  for (const value of plays(2 ** 53 - 1)) assert.ok(value >= 0 && value < 1);
 });

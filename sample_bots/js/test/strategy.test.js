@@ -4,7 +4,7 @@
 const assert = require('node:assert/strict');
 const { test } = require('node:test');
 
-const { beatsInSuit, chooseAction, followerWins } = require('../bot.js');
+const { beatsInSuit, chooseAction, followerWins, seededRandom } = require('../bot.js');
 
 // An observation with just the fields the strategy reads; trump H, key card 7H.
 function observation(fields) {
@@ -99,4 +99,20 @@ test('the answer is always legal', () => {
   const obs = observation({ hand: ['2S'] });
   assert.equal(chooseAction('play', obs, ['play 2S']), 'play 2S');
   assert.equal(chooseAction('mystery', obs, ['stop']), 'stop');
+});
+
+test('ties between cards of equal value are broken by the seeded random numbers', () => {
+  // Leading without trumps: KS and KH are the strongest cards, worth the same.
+  const hand = ['KS', 'KH', '4C', '2C', '3C'];
+  const obs = observation({ hand, trump: 'D', killers: [] });
+  const legal = hand.map((card) => `play ${card}`);
+  assert.equal(chooseAction('play', obs, legal), 'play KS'); // no seed: the first listed
+  const seen = new Set();
+  for (let seed = 0; seed < 40; seed += 1) {
+    const choice = chooseAction('play', obs, legal, seededRandom(seed));
+    assert.ok(['play KS', 'play KH'].includes(choice), choice);
+    assert.equal(choice, chooseAction('play', obs, legal, seededRandom(seed)));
+    seen.add(choice);
+  }
+  assert.equal(seen.size, 2);
 });

@@ -39,7 +39,7 @@ def test_command_prints_each_item_and_fails_with_exit_code_1() -> None:
     assert lines[0].startswith("Checking rawbot: ")
     assert [line.split(" ", 2)[1].rstrip(":") for line in lines[1:-1]] == NAMES
     assert "FAIL shutdown: still running 1.0 s after shutdown" in result.stdout
-    assert lines[-1] == "14 of 15 items passed; failed: shutdown"
+    assert lines[-1] == "15 of 16 items passed; failed: shutdown"
 
 
 def test_command_accepts_one_quoted_command_line() -> None:
@@ -47,7 +47,7 @@ def test_command_accepts_one_quoted_command_line() -> None:
     result = runner.invoke(app, ["check-bot", "--matches", "1", quoted])
     assert result.exit_code == 0, result.output
     assert (
-        result.stdout.splitlines()[-1] == "15 of 15 items passed: rawbot is ready for a tournament"
+        result.stdout.splitlines()[-1] == "16 of 16 items passed: rawbot is ready for a tournament"
     )
 
 
