@@ -52,8 +52,8 @@ def bot_seed(match_seed: int, seat: int) -> int:
     """The seed of the bot in ``seat`` for its own randomness in the match dealt from
     ``match_seed`` (``match_start``'s ``seed``): a keyed hash, so the two seats' seeds differ
     and neither reveals the match seed, and so the deal, it was made from."""
-    width = max(8, (match_seed.bit_length() + 7) // 8)
-    key = match_seed.to_bytes(width, "big")
+    width = max(8, (match_seed.bit_length() + 8) // 8)  # room for a sign: any int is a seed
+    key = match_seed.to_bytes(width, "big", signed=True)
     if len(key) > hashlib.blake2b.MAX_KEY_SIZE:
         key = hashlib.blake2b(key).digest()
     digest = hashlib.blake2b(

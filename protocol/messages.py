@@ -299,8 +299,8 @@ class MatchStart(Message):
         le=2**53 - 1,
         description="Since 1.1: the seed of this bot's own randomness in this match, "
         "derived from the tournament's seed, the match and the seat; reveals nothing of the "
-        "deal. A bot that draws all its randomness from it plays a match the same way "
-        "every time.",
+        "deal while the tournament's seed is secret and large. A bot that draws all its "
+        "randomness from it plays a match the same way every time.",
     )
 
 

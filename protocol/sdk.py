@@ -171,7 +171,9 @@ class Bot:
     def rng(self) -> random.Random:
         """The bot's random numbers. The SDK reseeds them at every ``match_start`` with the
         match's ``seed`` (protocol 1.1), so a bot that draws all its randomness from here
-        plays a match the same way however often, and in whichever process, it is played."""
+        plays a match the same way however often, and in whichever process, it is played.
+        A bot may set its own generator; one that is not a ``random.Random`` it seeds itself
+        (from ``MatchInfo.seed``, in ``on_match_start``)."""
         rng: random.Random | None = self.__dict__.get("_rng")
         if rng is None:
             rng = self.__dict__["_rng"] = random.Random()
@@ -395,8 +397,9 @@ class Session:
             return self._on_malformed(data, error)
         self._matches[match.match_id] = match
         try:
-            if match.seed is not None:
-                self.bot.rng.seed(match.seed)
+            rng = self.bot.rng
+            if match.seed is not None and isinstance(rng, random.Random):
+                rng.seed(match.seed)  # a generator of another kind is the bot's to seed
             self.bot.on_match_start(match)
         except Exception as error:  # the bot's own code
             return self._bot_failed(match.request_id, "on_match_start", error)

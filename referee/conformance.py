@@ -404,8 +404,15 @@ class _Checker:
         self, match_id: str, seat: Seat, options: RulesOptions, extra: dict[str, Any] | None
     ) -> str | None:
         """Send ``match_start``; None once the bot is ready, else the problem."""
+        protocol = self.connected().protocol or PROTOCOL_VERSION
+        seed = (
+            builders.bot_seed(derive_seed(self.settings.seed, "check-bot", match_id), seat)
+            if at_least(protocol, SEED_VERSION)
+            else None
+        )
+        control = self.clock.to_json()
         message = {
-            **builders.match_start(match_id, seat, OPPONENT_NAME, options, self.clock.to_json()),
+            **builders.match_start(match_id, seat, OPPONENT_NAME, options, control, seed),
             **(extra or {}),
         }
         outcome = self.server.request(

@@ -6,7 +6,7 @@ import os
 import random
 from collections.abc import Sequence
 
-from protocol.sdk import Action, Bot, Decision, run
+from protocol.sdk import Action, Bot, Decision, MatchInfo, run
 
 
 class RandomBot(Bot):
@@ -17,6 +17,14 @@ class RandomBot(Bot):
 
     def __init__(self, seed: str | None) -> None:
         self.rng = random.Random(seed)
+        #: Mixed into each match's seed, so that two copies of this bot with different
+        #: ``AEGIS_SEED`` (``random`` and ``random-2``) stay different players.
+        self.personal_seed = seed
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        """The SDK has reseeded ``rng`` from the match's seed; mix in our own, if any."""
+        if match.seed is not None and self.personal_seed:
+            self.rng.seed(f"{match.seed}:{self.personal_seed}")
 
     def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
         """Exchange, bid or play: any legal action, uniformly."""

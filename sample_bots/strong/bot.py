@@ -510,7 +510,8 @@ class StrongPlayer:
         """Forget the last match (game numbers start again); ``seed`` is the match's seed
         from ``match_start``, if the referee sent one."""
         self.rules = rules
-        self.match_key = f"seed {seed}" if seed is not None else f"{self.seed}:{match_id}"
+        # Our own AEGIS_SEED is mixed in, so that two copies of this bot stay different.
+        self.match_key = f"{self.seed}:" + (f"seed {seed}" if seed is not None else match_id)
         self.greedy.forget()
         self.odds = match_odds(rules)
 

@@ -632,3 +632,17 @@ def test_a_bot_may_bring_its_own_rng() -> None:
     bot.rng = random.Random(1)
     session = welcomed(bot)
     assert _draws(session, bot, "m1", seed=9) == _draws(session, bot, "m2", seed=9)
+
+
+class NotARandom:
+    """A generator of another kind (numpy's, say): no ``seed`` method."""
+
+    def random(self) -> float:
+        return 0.5
+
+
+def test_a_generator_of_another_kind_is_left_for_the_bot_to_seed() -> None:
+    bot = Drawer()
+    bot.rng = NotARandom()  # type: ignore[assignment]
+    session = welcomed(bot)
+    assert _draws(session, bot, "m1", seed=9) == [0.5, 0.5, 0.5]  # no error, no forfeit

@@ -154,6 +154,8 @@ def test_the_seat_seeds_differ_and_reveal_nothing_of_the_match_seed() -> None:
     assert bot_seed(2**63 - 1, 0) != bot_seed(2**63 - 1, 1)
     # A keyed hash of the match seed: fixed forever, or records stop replaying the same.
     assert bot_seed(0, 0) == 2805663356322575
+    assert bot_seed(-1, 0) != bot_seed(1, 0)  # any int is a seed (``play --seed -1``)
+    assert 0 <= bot_seed(-(2**70), 1) < 2**53
 
 
 def test_a_bot_that_speaks_only_1_0_gets_no_seed_and_plays_clean(tmp_path: Path) -> None:
