@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from protocol.codes import ErrorCode, FaultKind, RejectCode
+from protocol.version import PROTOCOL_VERSION, SEED_VERSION, at_least
 from protocol.views import decision_kind, legal_to_wire, observation_to_wire
 from referee.rules.actions import Action
 from referee.rules.game import Observation, Seat
@@ -22,6 +23,7 @@ __all__ = [
     "BOT_SEED_LIMIT",
     "ForfeitCause",
     "bot_seed",
+    "bot_seed_for",
     "decide",
     "error",
     "match_end",
@@ -60,6 +62,14 @@ def bot_seed(match_seed: int, seat: int) -> int:
         bytes([seat]), key=key, person=b"aegis bot seed", digest_size=8
     ).digest()
     return int.from_bytes(digest, "big") % BOT_SEED_LIMIT
+
+
+def bot_seed_for(protocol: str | None, match_seed: int, seat: int) -> int | None:
+    """The ``seed`` of ``match_start`` for the bot in ``seat`` speaking ``protocol`` (None
+    before the handshake: the newest), or None if that version has no seed (1.0)."""
+    if not at_least(protocol or PROTOCOL_VERSION, SEED_VERSION):
+        return None
+    return bot_seed(match_seed, seat)
 
 
 def welcome(

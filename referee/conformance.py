@@ -55,7 +55,7 @@ from typing import Any
 
 from protocol import builders
 from protocol.codes import ErrorCode
-from protocol.version import PROTOCOL_VERSION, SEED_VERSION, at_least
+from protocol.version import SEED_VERSION
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.faults import Fault, FaultKind
@@ -404,12 +404,8 @@ class _Checker:
         self, match_id: str, seat: Seat, options: RulesOptions, extra: dict[str, Any] | None
     ) -> str | None:
         """Send ``match_start``; None once the bot is ready, else the problem."""
-        protocol = self.connected().protocol or PROTOCOL_VERSION
-        seed = (
-            builders.bot_seed(derive_seed(self.settings.seed, "check-bot", match_id), seat)
-            if at_least(protocol, SEED_VERSION)
-            else None
-        )
+        match_seed = derive_seed(self.settings.seed, "check-bot", match_id)
+        seed = builders.bot_seed_for(self.connected().protocol, match_seed, seat)
         control = self.clock.to_json()
         message = {
             **builders.match_start(match_id, seat, OPPONENT_NAME, options, control, seed),
@@ -910,6 +906,7 @@ def check_reproducible(checker: _Checker) -> Verdict:
             return Advice(f"not checked: the match could not be played: {played}")
         plays.append(played[0])
     seat = Seat.FIRST  # check match 1 seats the bot first
+    seed = builders.bot_seed_for(session.protocol, plays[0].seed, seat)
     for first, second in zip(plays[0].games, plays[1].games, strict=False):
         ours = [turn for turn in first.history if turn.seat is seat]
         again = [turn for turn in second.history if turn.seat is seat]
@@ -918,7 +915,7 @@ def check_reproducible(checker: _Checker) -> Verdict:
                 hint = (
                     "draw all randomness from match_start's seed and reseed at every match "
                     "(SPEC §5, Reproducibility)"
-                    if at_least(session.protocol or PROTOCOL_VERSION, SEED_VERSION)
+                    if seed is not None
                     else f"the bot speaks protocol {session.protocol}, which has no seed: "
                     f"offer {SEED_VERSION} in hello and draw all randomness from "
                     "match_start's seed"
@@ -928,11 +925,10 @@ def check_reproducible(checker: _Checker) -> Verdict:
                     f"{str(one.action)!r} the first time, {str(other.action)!r} the second; {hint}"
                 )
     games = len(plays[0].games)
-    protocol = session.protocol or PROTOCOL_VERSION
     seed_note = (
-        f"its seed {builders.bot_seed(plays[0].seed, seat)} both times"
-        if at_least(protocol, SEED_VERSION)
-        else f"protocol {protocol}: no seed"
+        f"its seed {seed} both times"
+        if seed is not None
+        else f"protocol {session.protocol}: no seed"
     )
     return Pass(f"the same actions in both plays of one match ({games} games, {seed_note})")
 

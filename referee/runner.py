@@ -18,7 +18,6 @@ from typing import Any
 
 from protocol import builders
 from protocol.codes import ErrorCode
-from protocol.version import PROTOCOL_VERSION, SEED_VERSION, at_least
 from protocol.views import EventTracker
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind
@@ -313,10 +312,7 @@ class BotPlayer:
 
     def start(self, match: MatchState, seat: Seat) -> Fault | None:
         """Send ``match_start`` and wait for ``ready`` (within the warm-up allowance)."""
-        protocol = self.session.protocol or PROTOCOL_VERSION
-        seed = (
-            builders.bot_seed(self.match_seed, seat) if at_least(protocol, SEED_VERSION) else None
-        )
+        seed = builders.bot_seed_for(self.session.protocol, self.match_seed, seat)
         message = builders.match_start(
             self.match_id, seat, self.opponent, match.options, self.control.to_json(), seed
         )
