@@ -1,16 +1,18 @@
 """The optional compiled hot path; all metadata lives in pyproject.toml.
 
 At every decision the referee runs the engine (``referee/rules/cards.py``,
-``referee/rules/game.py``) and builds the seat's view (``protocol/views.py``). A regular
-install compiles these modules with mypyc, which halves the cost of that work. They are plain,
+``referee/rules/game.py``) and builds the seat's view (``protocol/views.py``). An install
+with ``AEGIS_COMPILE=1`` compiles these modules with mypyc, which halves the cost of that
+work; it is opt-in because the compilation takes most of a minute on two cores, which a
+first install should not cost. They are plain,
 fully annotated Python and behave the same either way: their entry points are annotated for
 everything they accept, so a compiled build refuses bad input with the same errors as the
 source (which the test suite checks by running the engine, record and match tests against a
 compiled copy, and by comparing the two builds over many seeded matches). Nothing is compiled:
 
+- unless ``AEGIS_COMPILE=1`` is set (build_backend/aegis_build.py then also asks pip for mypy);
 - in an editable install (``pip install -e .``), where a compiled module next to its source
   would hide every later edit of that source;
-- when ``AEGIS_PURE_PYTHON=1`` is set;
 - when the build fails (no C compiler, no Python headers): the install goes on without it.
 """
 
@@ -49,7 +51,7 @@ _BUILDING = {"bdist_wheel", "build", "build_ext", "install"}
 
 
 def compiled_extensions() -> list[object]:
-    if os.environ.get("AEGIS_PURE_PYTHON") == "1" or "editable_wheel" in sys.argv:
+    if os.environ.get("AEGIS_COMPILE") != "1" or "editable_wheel" in sys.argv:
         return []
     if not _BUILDING.intersection(sys.argv):
         return []

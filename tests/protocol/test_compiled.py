@@ -1,10 +1,11 @@
 """The compiled build of the hot path (setup.py) behaves exactly as the pure-Python one.
 
-A regular install compiles the engine (``referee/rules/cards.py``, ``referee/rules/game.py``)
-and the seat's view (``protocol/views.py``) with mypyc; the development install, and so the
-rest of this suite, runs the pure-Python source. Here a copy of the project is built in place,
-the same seeded games are run through both builds and compared, and the tests of the engine,
-the records, the views and real matches run again against the compiled modules.
+An install with ``AEGIS_COMPILE=1`` compiles the engine (``referee/rules/cards.py``,
+``referee/rules/game.py``) and the seat's view (``protocol/views.py``) with mypyc; a plain or
+development install, and so the rest of this suite, runs the pure-Python source. Here a copy of
+the project is built in place, the same seeded games are run through both builds and compared,
+and the tests of the engine, the records, the views and real matches run again against the
+compiled modules.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ COPIED = (
     "RULES.md",
     "README.md",
     "setup.py",
+    "build_backend",
     "pyproject.toml",
 )
 COMPILED = tuple(module.replace(".", "/") for module in HOT_PATH)
@@ -65,6 +67,7 @@ def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build = subprocess.run(
         [sys.executable, "setup.py", "build_ext", "--inplace"],
         cwd=tree,
+        env={**os.environ, "AEGIS_COMPILE": "1"},
         capture_output=True,
         text=True,
         timeout=600,
@@ -109,3 +112,56 @@ def test_the_engine_view_and_match_tests_pass_compiled(compiled_tree: Path, tmp_
         *RERUN,
     )
     assert run.returncode == 0, run.stdout[-5000:]
+
+
+def _build_requirements(compile_flag: str | None) -> list[str]:
+    environment = {key: value for key, value in os.environ.items() if key != "AEGIS_COMPILE"}
+    if compile_flag is not None:
+        environment["AEGIS_COMPILE"] = compile_flag
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, aegis_build\n"
+            "print(json.dumps(aegis_build.get_requires_for_build_wheel()))",
+        ],
+        cwd=ROOT,
+        env={**environment, "PYTHONPATH": str(ROOT / "build_backend")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    # setuptools runs setup.py to answer, which may print first.
+    requirements: list[str] = json.loads(run.stdout.splitlines()[-1])
+    return requirements
+
+
+def test_only_a_compiling_build_asks_pip_for_mypy() -> None:
+    """A first install must not download mypy into pip's build environment (README)."""
+    for plain in (None, "0", ""):
+        assert not any(r.startswith("mypy") for r in _build_requirements(plain)), plain
+    assert any(r.startswith("mypy") for r in _build_requirements("1"))
+
+
+def test_a_build_without_aegis_compile_compiles_nothing(tmp_path: Path) -> None:
+    environment = {key: value for key, value in os.environ.items() if key != "AEGIS_COMPILE"}
+    build = subprocess.run(
+        [
+            sys.executable,
+            "setup.py",
+            "build_ext",
+            "--build-lib",
+            str(tmp_path / "lib"),
+            "--build-temp",
+            str(tmp_path / "temp"),
+        ],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert not list(tmp_path.rglob("*.so")), build.stdout[-3000:]
+    assert not list(tmp_path.rglob("*.c"))

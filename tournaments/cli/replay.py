@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
@@ -10,7 +11,7 @@ import typer
 from rich.text import Text
 
 from referee.rules.cards import Suit, parse_card, sort_cards
-from tournaments.cli.common import EXIT_UNREADABLE
+from tournaments.cli.common import EXIT_UNREADABLE, invoked_as
 from tournaments.cli.options import ColorOption, RecordFileArgument, console_from_flag
 
 __all__ = ["app", "card_text", "render_records", "replay"]
@@ -197,7 +198,7 @@ def replay(
     except (KeyError, TypeError, ValueError, IndexError) as error:
         typer.echo(
             f"{file}: malformed record ({type(error).__name__}: {error}); "
-            f"run 'aegis-ref verify {file}' to find the line",
+            f"run '{invoked_as()} verify {shlex.quote(str(file))}' to find the line",
             err=True,
         )
         raise typer.Exit(EXIT_UNREADABLE) from None

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from tournaments.cli.common import invoked_as
 from tournaments.config import load_config
 from tournaments.errors import TournamentError
 from tournaments.render import LiveDisplay, QuietDisplay, TournamentDisplay, render_standings
@@ -66,7 +67,7 @@ def _console() -> Console:
 
 
 def _same_command() -> str:
-    return shlex.join(["aegis-ref", *sys.argv[1:]])
+    return " ".join([invoked_as(), shlex.join(sys.argv[1:])])
 
 
 @app.command()
@@ -129,7 +130,7 @@ def tournament(
     if not quiet:
         console.print(
             f"Done: {summary.total} matches in {summary.output}; "
-            f"re-print with: aegis-ref standings {shlex.quote(str(summary.output))}",
+            f"re-print with: {invoked_as()} standings {shlex.quote(str(summary.output))}",
             highlight=False,
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,47 @@ def test_console_script_version_names_the_protocol_and_the_build(tmp_path: Path)
     )
     # The development install is editable, so never compiled (setup.py).
     assert "hot path pure Python); Python 3." in shown.stdout
+
+
+@pytest.mark.skipif(not CONSOLE_SCRIPT.exists(), reason="aegis-ref is not installed here")
+@pytest.mark.parametrize("on_path", [False, True], ids=["venv-not-on-path", "on-path"])
+def test_the_closing_hint_works_as_printed(tmp_path: Path, on_path: bool) -> None:
+    """After the README's quick start the venv is not on PATH: the hint must say where it is."""
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    # The console script, reached as a user of the quick start reaches it: .venv/bin/aegis-ref.
+    (venv / "aegis-ref").symlink_to(CONSOLE_SCRIPT)
+    config = tmp_path / "two.yaml"
+    config.write_text(
+        "name: two\nbots:\n  - {name: random, command: random, keep_alive: true}\n"
+        "  - {name: first, command: first, keep_alive: true}\n"
+        "matches_per_pair: 2\nseed: 5\nsandbox: 'off'\n"
+        "rules: {target_score: 5, cold_margin: 3}\n",
+        encoding="utf-8",
+    )
+    search = f"{venv}:/usr/bin:/bin" if on_path else "/usr/bin:/bin"
+    environment = {**os.environ, "PATH": search}
+    played = subprocess.run(
+        [".venv/bin/aegis-ref", "tournament", "two.yaml", "--output", "out"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert played.returncode == 0, played.stdout + played.stderr
+    hint = played.stdout.strip().splitlines()[-1]
+    typed = "aegis-ref" if on_path else ".venv/bin/aegis-ref"
+    assert hint.endswith(f"re-print with: {typed} standings out"), hint
+    again = subprocess.run(
+        hint.split("re-print with: ")[1],
+        shell=True,
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "random" in again.stdout
+    assert "first" in again.stdout
