@@ -20,16 +20,19 @@ from tournaments.cli import (
     tournament,
     verify,
 )
+from tournaments.cli.help import HelpGroup
+from tournaments.cli.help import install as _install_help_names
 
 __all__ = ["app", "main"]
 
+_install_help_names()
 app = typer.Typer(
     name="aegis-ref",
     help="Referee, protocol and tournaments for Aegis, the two-player trick-taking game.",
     no_args_is_help=True,
     add_completion=False,
+    cls=HelpGroup,  # lists the commands in help.COMMAND_ORDER, each with its examples
 )
-# In this order in ``aegis-ref --help``.
 for module in (selfplay, verify, match, keygen, replay, check_bot, schema, tournament, sprt, play):
     app.add_typer(module.app)
 
