@@ -17,22 +17,14 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-import yaml
-from rich.console import Console
 
-from tests.tournaments.helpers import rawbot_entry, run_cli, wait_no_processes, write_config
+from tests.tournaments.helpers import run_cli
+from tests.tournaments.played import BOTS, MATCHES, NAME
 from tests.tournaments.stored import new_store, store_match
-from tournaments.config import load_config
-from tournaments.render import QuietDisplay
 from tournaments.report import build_report
 from tournaments.report_data import MAX_PROGRESSION_POINTS, progression_marks, rating_progression
 from tournaments.standings import load_standings
-from tournaments.tournament import run_tournament
 
-#: A tournament name that would break the page if it were not escaped.
-NAME = 'Report <script>alert("x")</script> & co'
-BOTS = ("alpha", "crasher", "rnd")
-MATCHES = 6  # three pairings, two matches each
 CHROMIUM_TIMEOUT = 60.0
 
 
@@ -130,31 +122,13 @@ def parse(text: str) -> Element:
 
 
 # ---------------------------------------------------------------------------------------------
-# A real tournament
+# A real tournament (tests/tournaments/played.py)
 
 
-@pytest.fixture(scope="module")
-def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished tournament of three bots: a first-legal rawbot, a rawbot that crashes at
-    its second decision, and the bundled random bot."""
-    directory = tmp_path_factory.mktemp("report")
-    config, marker = write_config(
-        directory,
-        ["alpha"],
-        name=NAME,
-        matches_per_pair=2,
-        concurrency=2,
-        output=str(directory / "out"),
-    )
-    data = yaml.safe_load(config.read_text())
-    data["bots"].append(rawbot_entry("crasher", marker, "--fault", "crash", "--at", "2"))
-    data["bots"].append({"name": "rnd", "command": "random", "env": {"AEGIS_TEST_MARKER": marker}})
-    config.write_text(yaml.safe_dump(data))
-    summary, _ = run_tournament(load_config(config), display=QuietDisplay(Console(quiet=True)))
-    assert summary.complete
-    assert summary.stored == MATCHES
-    assert wait_no_processes(marker, timeout=5) == []
-    return directory / "out"
+@pytest.fixture
+def output(tournament_output: Path) -> Path:
+    """The tournament's output directory."""
+    return tournament_output
 
 
 def check_page(page: Element, output: Path, report_dir: Path) -> None:
