@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tournaments.errors import TournamentError
-from tournaments.ratings import DEFAULT_ELO, Rating
+from tournaments.ratings import DEFAULT_ELO, PAIR_UNIT, Rating
 from tournaments.render import standings_json
 from tournaments.report_data import (
     MAX_PROGRESSION_POINTS,
@@ -131,6 +131,14 @@ def _bounds(rating: Rating) -> tuple[float, float, float]:
     return low, rating.elo, high
 
 
+def _match_bounds(rating: Rating) -> tuple[float, float]:
+    """A rated bot's interval by match as (low, high)."""
+    assert rating.elo is not None
+    low = rating.match_low if rating.match_low is not None else rating.elo
+    high = rating.match_high if rating.match_high is not None else rating.elo
+    return low, high
+
+
 def _elo_chart(standings: Standings) -> str:
     """Each rated bot's Elo as a dot on its confidence interval, best first."""
     rated = [row for row in standings.rows if row.rating.elo is not None]
@@ -138,9 +146,11 @@ def _elo_chart(standings: Standings) -> str:
         return '<p class="empty">No ratings yet: no match has been decided.</p>'
     reference = DEFAULT_ELO
     bounds = [_bounds(row.rating) for row in rated]
+    by_pair = standings.fit.unit == PAIR_UNIT
+    match_bounds = [_match_bounds(row.rating) for row in rated] if by_pair else []
     ticks = _ticks(
-        min(reference, *(low for low, _, _ in bounds)),
-        max(reference, *(high for _, _, high in bounds)),
+        min(reference, *(low for low, _, _ in bounds), *(low for low, _ in match_bounds)),
+        max(reference, *(high for _, _, high in bounds), *(high for _, high in match_bounds)),
     )
     domain = (ticks[0], ticks[-1])
     label_width = 14 + max(_text_width(_short(row.name)) for row in rated)
@@ -179,11 +189,20 @@ def _elo_chart(standings: Standings) -> str:
             f"{row.name}: Elo {elo:.0f}, {100 * standings.fit.confidence:.0f}% interval "
             f"{low:.0f} to {high:.0f}"
         )
+        band = ""
+        if by_pair:
+            match_low, match_high = match_bounds[index]
+            tip += f" by duplicate pair, {match_low:.0f} to {match_high:.0f} by match"
+            band = (
+                f'<line class="ci-match" x1="{_num(x(match_low))}" y1="{_num(y)}" '
+                f'x2="{_num(x(match_high))}" y2="{_num(y)}"/>'
+            )
         parts.append(
             f'<g class="bot" data-bot="{_e(row.name)}"><title>{_e(tip)}</title>'
             f'<text class="label" x="{_num(label_width - 8)}" y="{_num(y + 4)}" '
             f'text-anchor="end">{_e(_short(row.name))}</text>'
-            f'<line class="ci" x1="{_num(x(low))}" y1="{_num(y)}" x2="{_num(x(high))}" '
+            + band
+            + f'<line class="ci" x1="{_num(x(low))}" y1="{_num(y)}" x2="{_num(x(high))}" '
             f'y2="{_num(y)}" stroke="{colour}"/>'
             f'<line class="cap" x1="{_num(x(low))}" y1="{_num(y - 5)}" x2="{_num(x(low))}" '
             f'y2="{_num(y + 5)}" stroke="{colour}"/>'
@@ -244,6 +263,9 @@ def _heatmap(standings: Standings) -> str:
             share = wins / (wins + losses)
             los = standings.fit.los.get(name, {}).get(other)
             tip = f"{name} against {other}: {wins} won, {losses} lost ({100 * share:.0f}%)"
+            pairs = standings.pairs.get(name, {}).get(other)
+            if pairs is not None and pairs.pairs:
+                tip += f"; in duplicate pairs {pairs.text()}"
             if los is not None:
                 tip += f"; likelihood that {name} is stronger: {_percent_text(los)}"
             parts.append(
@@ -383,9 +405,11 @@ def _standings_table(standings: Standings) -> str:
     confidence = f"{100 * standings.fit.confidence:.0f}%"
     data = standings_json(standings)
     rows = []
+    by_pair = standings.fit.unit == PAIR_UNIT
     for bot in data["bots"]:
-        low, high = bot["elo_low"], bot["elo_high"]
-        interval = "-" if low is None or high is None else f"{low:.0f} to {high:.0f}"
+        intervals = [_interval_cell(bot["elo_low"], bot["elo_high"])]
+        if by_pair:
+            intervals.append(_interval_cell(bot["elo_match_low"], bot["elo_match_high"]))
         forfeits = bot["forfeits"]
         kinds = ", ".join(f"{kind} {count}" for kind, count in bot["forfeits_by_kind"].items())
         rows.append(
@@ -393,7 +417,7 @@ def _standings_table(standings: Standings) -> str:
             + _cell(bot["rank"], bot["rank"], "num")
             + _cell(bot["name"], None, "name")
             + _cell(_value(bot["elo"]), _sort(bot["elo"]), "num")
-            + _cell(interval, _sort(None if high is None else high - low), "num")
+            + "".join(intervals)
             + _cell(f"{bot['wins']}-{bot['losses']}", bot["wins"], "num")
             + _cell(_value(bot["win_pct"], 1), _sort(bot["win_pct"]), "num")
             + _cell(f"{bot['games_won']}/{bot['games']}", bot["games_won"], "num")
@@ -409,7 +433,11 @@ def _standings_table(standings: Standings) -> str:
             "#",
             "bot",
             "Elo",
-            f"{confidence} interval",
+            *(
+                [f"{confidence} interval by pair", "by match"]
+                if by_pair
+                else [f"{confidence} interval"]
+            ),
             "W-L",
             "win %",
             "games won",
@@ -422,6 +450,12 @@ def _standings_table(standings: Standings) -> str:
         + "".join(rows)
         + "</tbody></table>"
     )
+
+
+def _interval_cell(low: float | None, high: float | None) -> str:
+    """A table cell ``1430 to 1570``, sorted by the interval's width."""
+    text = "-" if low is None or high is None else f"{low:.0f} to {high:.0f}"
+    return _cell(text, _sort(None if low is None or high is None else high - low), "num")
 
 
 def _percent_text(probability: float) -> str:
@@ -623,7 +657,8 @@ figure{margin:.8em 0}svg.chart{max-width:100%;height:auto;font-size:12px}
 svg text{fill:var(--ink)}svg .tick,svg .axis-title{fill:var(--muted);font-size:11px}
 svg .grid{stroke:#e6e9ed;stroke-width:1}
 svg .reference{stroke:#8c959f;stroke-width:1;stroke-dasharray:4 3}
-svg .ci,svg .cap{stroke-width:2.5}svg .elo{stroke:#fff;stroke-width:1.5}
+svg .ci,svg .cap{stroke-width:2.5}svg .ci-match{stroke:#c8cdd3;stroke-width:9;
+stroke-linecap:butt}svg .elo{stroke:#fff;stroke-width:1.5}
 svg .cell{stroke:#fff;stroke-width:1}svg .cell.self{fill:#d0d4d9}svg .cell.none{fill:#f0f0f0}
 svg .cell-text{font-size:11px;pointer-events:none}svg .cell-text.light{fill:#fff}
 svg .scale{stroke:#d1d9e0}
@@ -747,9 +782,15 @@ def render_report(
             "Elo ratings",
             '<figure id="elo-chart">'
             + _elo_chart(standings)
-            + f"<figcaption>Each dot is a bot's Elo, the bar its {confidence} confidence interval; "
-            "ratings are fitted jointly to every result (Bradley-Terry) with one virtual drawn "
-            f"match per pairing ({standings.fit.virtual_draws:g}).</figcaption></figure>"
+            + f"<figcaption>Each dot is a bot's Elo, the bar its {confidence} confidence interval"
+            + (
+                " with the duplicate pair as the unit (its two matches share their deals), the "
+                "grey band the interval that counts every match as independent"
+                if standings.fit.unit == PAIR_UNIT
+                else ""
+            )
+            + "; ratings are fitted jointly to every result (Bradley-Terry) with one virtual "
+            f"drawn match per pairing ({standings.fit.virtual_draws:g}).</figcaption></figure>"
             + (
                 "<h3>Likelihood of superiority: how likely the row bot is stronger than the "
                 "column bot</h3>" + '<div class="scroll">' + _los_table(standings) + "</div>"

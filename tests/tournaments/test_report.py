@@ -142,7 +142,7 @@ def check_page(page: Element, output: Path, report_dir: Path) -> None:
     assert {row.find_all("td")[1].all_text() for row in rows} == set(BOTS)
     last = [cell.all_text() for cell in rows[-1].find_all("td")]
     assert last[1] == "crasher"
-    assert last[9] == "4 (crash 4)"
+    assert last[10] == "4 (crash 4)"
     # The Elo chart: a dot and an interval bar per bot.
     elo = page.by_id("elo-chart")
     assert len(elo.find_all("svg")) == 1
