@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
+from referee.record_files import find_records
 from referee.rules.cards import Suit, parse_card, sort_cards
 from tournaments.cli.common import EXIT_UNREADABLE
-from tournaments.cli.options import ColorOption, RecordFileArgument, console_from_flag
+from tournaments.cli.options import ColorOption, RecordPathsArgument, console_from_flag
 
 __all__ = ["app", "card_text", "render_records", "replay"]
 
@@ -162,19 +164,57 @@ def _match_end(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
 
 @app.command()
 def replay(
-    file: RecordFileArgument,
+    paths: RecordPathsArgument,
     match_number: Annotated[
         int | None, typer.Option("--match", min=1, help="Only this match.")
     ] = None,
     game: Annotated[int | None, typer.Option(min=1, help="Only this game.")] = None,
     color: ColorOption = None,
 ) -> None:
-    """Print a readable trace of a record: hands, exchanges, bids, tricks and points."""
+    """Print a readable trace of records: hands, exchanges, bids, tricks and points.
+
+    A folder stands for every record (*.jsonl) in it, at any depth.
+    """
+    try:
+        files = find_records(paths)
+    except FileNotFoundError as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    console = console_from_flag(color, highlight=False, soft_wrap=True)
+    shown = 0
+    failed = False
+    for file in files:
+        lines = _read(file)
+        if lines is None:
+            failed = True
+            continue
+        if len(files) > 1:
+            console.print(Text(f"── {file} ──", style="bold"))
+        try:
+            for row in render_records(lines, match=match_number, game=game):
+                console.print(row)
+                shown += 1
+        except (KeyError, TypeError, ValueError, IndexError) as error:
+            typer.echo(
+                f"{file}: malformed record ({type(error).__name__}: {error}); "
+                f"run 'aegis-ref verify {file}' to find the line",
+                err=True,
+            )
+            failed = True
+    if failed:
+        raise typer.Exit(EXIT_UNREADABLE)
+    if not shown:
+        typer.echo("nothing matches: check --match and --game", err=True)
+        raise typer.Exit(1)
+
+
+def _read(file: Path) -> list[dict[str, Any]] | None:
+    """A record's lines, or None once the reason it cannot be read is printed."""
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         typer.echo(f"{file}: cannot read the record: {error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
+        return None
     lines: list[dict[str, Any]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -183,24 +223,9 @@ def replay(
             line = json.loads(raw)
         except json.JSONDecodeError as error:
             typer.echo(f"{file}:{number}: not JSON: {error.msg}", err=True)
-            raise typer.Exit(EXIT_UNREADABLE) from None
+            return None
         if not isinstance(line, dict):
             typer.echo(f"{file}:{number}: a record line must be a JSON object", err=True)
-            raise typer.Exit(EXIT_UNREADABLE)
+            return None
         lines.append(line)
-    console = console_from_flag(color, highlight=False, soft_wrap=True)
-    shown = 0
-    try:
-        for row in render_records(lines, match=match_number, game=game):
-            console.print(row)
-            shown += 1
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        typer.echo(
-            f"{file}: malformed record ({type(error).__name__}: {error}); "
-            f"run 'aegis-ref verify {file}' to find the line",
-            err=True,
-        )
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    if not shown:
-        typer.echo("nothing matches: check --match and --game", err=True)
-        raise typer.Exit(1)
+    return lines
