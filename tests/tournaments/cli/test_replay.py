@@ -92,3 +92,15 @@ def test_a_bad_record_among_good_ones(tmp_path: Path, record: Path) -> None:
         2,
         f"{empty}: no record (*.jsonl file) in this folder\n",
     )
+
+
+def test_lines_that_break_a_json_parser(tmp_path: Path) -> None:
+    """An integer of thousands of digits, or nesting deeper than the parser goes: a clear
+    error naming the line, in the trace and for a page, never a traceback."""
+    for name, text in (("big", '{"seed": ' + "9" * 5000 + "}"), ("deep", "[" * 100_000)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(text + "\n", encoding="utf-8")
+        for extra in ((), ("--html", str(tmp_path / f"{name}.html"))):
+            result = invoke("replay", path, *extra)
+            assert result.exit_code == 2, result.output
+            assert result.output.startswith(f"{path}:1: not JSON: ")
