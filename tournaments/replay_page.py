@@ -573,7 +573,8 @@ _BODY = """<main id="replay">
 </section>
 <p id="keys" class="meta">Keys: &#x2190; &#x2192; action, &#x2191; &#x2193; trick, PageUp PageDown
 (or p n) game, Home End start and end of the game; click an action to go to it. Trump cards
-are shaded, killers outlined, cards just drawn marked yellow.</p>
+are shaded, killers outlined, cards just drawn marked yellow; what is still to come is
+pale.</p>
 </main>"""
 
 _CSS = """
@@ -623,7 +624,7 @@ font-variant-numeric:tabular-nums}
 #actions li.deal{list-style:none;margin-left:-1.6em}
 .tail{font-family:ui-monospace,monospace;white-space:pre-wrap;margin:.2em 0 .2em 1em;
 padding:.2em .5em;background:var(--soft);border-radius:4px;max-height:12em;overflow:auto}
-#tricks tr.current{background:var(--mark)}
+#tricks tr.current{background:var(--mark)}.future{opacity:.4}
 code{font-family:ui-monospace,monospace;font-size:.92em;background:var(--soft);padding:0 .25em}
 @media (max-width:760px){#table-area,#columns{grid-template-columns:1fr}}
 """
@@ -865,11 +866,13 @@ _SCRIPT = """
     Array.prototype.forEach.call($("actions").children, function (item) {
       var here = item.dataset.position === String(p);
       item.classList.toggle("current", here);
+      if (item.dataset.position) item.classList.toggle("future", Number(item.dataset.position) > p);
       if (here) current = item;
     });
     if (current && current.scrollIntoView) current.scrollIntoView({block: "nearest"});
     Array.prototype.forEach.call($("tricks").tBodies[0].rows, function (row) {
       row.classList.toggle("current", row.dataset.position === String(p));
+      row.classList.toggle("future", Number(row.dataset.position) > p);
     });
     $("prev-action").disabled = $("prev-trick").disabled = p === 0 && at.g === 0;
     $("next-action").disabled = $("next-trick").disabled = p === n &&
@@ -994,6 +997,10 @@ _SCRIPT = """
     if (!move || !game()) return;
     event.preventDefault();
     moves[move]();
+  });
+  window.addEventListener("hashchange", function () {
+    var place = fromHash();
+    if (place) showMatch(place[0], place[1], place[2]);
   });
   var start = fromHash() || [0, 0, 0];
   showMatch(start[0], start[1], start[2]);

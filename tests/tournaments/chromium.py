@@ -185,9 +185,19 @@ class Page:
         )
 
     def open(self, url: str) -> None:
-        """Load ``url`` and wait for its load event."""
-        self.command("Page.navigate", {"url": url})
-        self.wait_for("Page.loadEventFired")
+        """Load ``url`` and wait for its load event; a ``url`` that only changes the
+        fragment of the page shown stays in the page (no load: see :meth:`wait_until`)."""
+        navigated = self.command("Page.navigate", {"url": url})
+        if navigated.get("loaderId"):
+            self.wait_for("Page.loadEventFired")
+
+    def wait_until(self, expression: str, timeout: float = 10.0) -> None:
+        """Wait until a JavaScript expression is true in the page."""
+        deadline = time.monotonic() + timeout
+        while not self.evaluate(expression):
+            if time.monotonic() > deadline:
+                raise DevToolsError(f"never true: {expression}")
+            time.sleep(0.02)
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (an exception fails the test)."""

@@ -390,29 +390,54 @@ def test_a_tournament_match_steps_in_chromium(tournament_output: Path, tmp_path:
         assert notice.startswith("Game over: ")
         assert f"points {first['points'][0]}-{first['points'][1]}" in notice
         assert page.evaluate("location.hash") == f"#m1g1a{len(first['actions'])}"
-        # The buttons: back one action, then on to the next game.
+        # A button: back one action.
         page.click("#prev-action")
         assert (
             _text(page, "#position")
             == f"action {len(first['actions']) - 1} of {len(first['actions'])}"
         )
-        if len(games) > 1:
-            page.click("#next-game")
-            second = games[1]
-            assert _text(page, "#game-title").startswith(f"Game 2 (2 of {len(games)})")
-            assert sorted(_hand(page, second["master"])) == sorted(second["deck"][0:5])
-            page.press("End", key_code=35)
-            assert (
-                _text(page, "#position")
-                == f"action {len(second['actions'])} of {len(second['actions'])}"
-            )
-            page.press("PageUp", key_code=33)
-            page.press("PageUp", key_code=33)
-            assert _text(page, "#game-title").startswith(f"Game 1 (1 of {len(games)})")
-        screenshot = tmp_path / "replay.png"
-        page.press("ArrowDown", key_code=40)
-        page.screenshot(screenshot)
         assert page.requested() == [url]
+        assert page.problems() == []
+        # Game by game, in a record of many games (the tournament's matches are short).
+        many = tmp_path / "many.html"
+        assert invoke("replay", EXCHANGES, "--html", many).exit_code == 0
+        games = games_of(read_lines(EXCHANGES), 2)
+        count = len(games)
+        page.open(f"{many.resolve().as_uri()}#m2g1a0")  # match 2: nine games
+        assert _text(page, "#game-title").startswith(f"Game 1 (1 of {count})")
+        page.click("#next-game")
+        assert _text(page, "#game-title").startswith(f"Game 2 (2 of {count})")
+        assert sorted(_hand(page, games[1]["master"])) == sorted(games[1]["deck"][0:5])
+        page.press("End", key_code=35)
+        steps = len(games[1]["actions"])
+        assert _text(page, "#position") == f"action {steps} of {steps}"
+        page.press("n", "KeyN", 78)
+        assert _text(page, "#game-title").startswith(f"Game 3 (3 of {count})")
+        page.press("PageUp", key_code=33)
+        assert _text(page, "#game-title").startswith(f"Game 2 (2 of {count})")
+        page.press("ArrowLeft", key_code=37)  # before the deal of game 2: the end of game 1
+        steps = len(games[0]["actions"])
+        assert _text(page, "#game-title").startswith(f"Game 1 (1 of {count})")
+        assert _text(page, "#position") == f"action {steps} of {steps}"
+        # An address names a moment: game 7, after its third action (an exchange); the page
+        # follows a change of address too.
+        page.open(f"{many.resolve().as_uri()}#m2g7a3")
+        page.wait_until("document.getElementById('position').textContent.startsWith('action 3 ')")
+        seventh = games[6]
+        assert _text(page, "#game-title").startswith("Game 7 (7 of ")
+        assert _text(page, "#position") == f"action 3 of {len(seventh['actions'])}"
+        exchange = seventh["actions"][2]
+        assert exchange["action"] == "exchange"
+        marked = page.evaluate(
+            f"Array.prototype.map.call(document.querySelectorAll('#seat-{exchange['seat']} "
+            ".hand .card.new'), function (node) { return node.dataset.card; })"
+        )
+        assert sorted(marked) == sorted(exchange["drawn"])  # the cards just drawn
+        # The tricks still to come are listed, pale.
+        future = page.evaluate("document.querySelectorAll('#tricks tbody tr.future').length")
+        assert future == len(seventh["tricks"])
+        screenshot = tmp_path / "replay.png"
+        page.screenshot(screenshot)
         assert page.problems() == []
     assert png_size(screenshot)[0] == 1200
     assert screenshot.stat().st_size > 30_000  # a blank page compresses to a few KB
