@@ -19,6 +19,15 @@ ignores who each bot played):
   anchor bot, or, for a mean anchor, its pseudo-inverse ``(F + J/n)⁻¹ - J/n``, the
   covariance of ratings constrained to their mean. Intervals are ``elo ± z · stderr`` with
   ``z`` for the given confidence (1.96 for 95 %).
+- **Duplicate pairs.** The two matches of a duplicate pair share their deals, so they are not
+  independent: given ``pairs`` (how each pair between two bots ended), the covariance is
+  also estimated with the pair as the unit, as the SPRT does (:mod:`tournaments.sprt`). That
+  is the cluster-robust ("sandwich") covariance ``F⁻¹ (Σ_c g_c g_cᵀ) F⁻¹``, where ``g_c`` is
+  the gradient of pair ``c``'s log-likelihood at the fit: the spread of the pair results
+  replaces the spread the model expects of independent matches. The intervals and the LOS
+  then use it, and the match-based intervals are kept beside it (``match_low`` …). For two
+  bots and complete pairs it is the SPRT's standard error of the mean pair score carried to
+  the Elo scale; a pair with one decided match (the other void) is a unit of one match.
 - **Likelihood of superiority.** ``LOS(i, j) = Φ((r_i - r_j) / sd(r_i - r_j))``, the normal
   approximation with the full covariance.
 - **Disconnected results.** If the graph of who played whom falls into separate groups,
@@ -40,6 +49,9 @@ from statistics import NormalDist
 __all__ = [
     "DEFAULT_ELO",
     "ELO_PER_NATURAL_UNIT",
+    "MATCH_UNIT",
+    "PAIR_UNIT",
+    "PairResults",
     "Rating",
     "RatingFit",
     "components",
@@ -53,6 +65,16 @@ ELO_PER_NATURAL_UNIT = 400 / math.log(10)
 _TOLERANCE = 1e-12
 _MAX_ITERATIONS = 200
 
+#: :attr:`RatingFit.unit` when the intervals treat a duplicate pair as the unit.
+PAIR_UNIT = "pair"
+#: :attr:`RatingFit.unit` when they treat every match as independent (no pairs given).
+MATCH_UNIT = "match"
+
+#: ``pairs[(a, b, a_wins, b_wins)]``: how many duplicate pairs between bots ``a`` and ``b``
+#: ended with ``a`` winning ``a_wins`` and ``b`` winning ``b_wins`` of their decided matches
+#: (``a_wins + b_wins`` is 2, or 1 when the pair's other match was void or is not played yet).
+PairResults = Mapping[tuple[str, str, int, int], int]
+
 
 def expected_score(elo_difference: float) -> float:
     """The probability of winning with an Elo advantage of ``elo_difference``."""
@@ -65,13 +87,19 @@ class Rating:
 
     name: str
     elo: float | None
-    #: Lower and upper bounds of the confidence interval.
+    #: Lower and upper bounds of the confidence interval, with :attr:`RatingFit.unit` as the
+    #: unit: the duplicate pair when the fit was given pairs, else the match.
     low: float | None
     high: float | None
-    #: Standard error in Elo points (0 for the anchor bot).
+    #: Standard error in Elo points (0 for the anchor bot), of the same interval.
     stderr: float | None
     #: Index of the bot's group in :attr:`RatingFit.components`.
     component: int | None
+    #: The interval and standard error that count every match as independent (the model's
+    #: own covariance); the same as ``low``, ``high``, ``stderr`` for a fit without pairs.
+    match_low: float | None = None
+    match_high: float | None = None
+    match_stderr: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +114,8 @@ class RatingFit:
     warnings: tuple[str, ...]
     virtual_draws: float
     confidence: float
+    #: The unit of the intervals and the LOS: :data:`PAIR_UNIT` or :data:`MATCH_UNIT`.
+    unit: str = MATCH_UNIT
 
 
 def components(
@@ -151,6 +181,15 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     return solution
 
 
+def _product(first: list[list[float]], second: list[list[float]]) -> list[list[float]]:
+    """The matrix product ``first · second``."""
+    columns = list(zip(*second, strict=True))
+    return [
+        [sum(a * b for a, b in zip(row, column, strict=True)) for column in columns]
+        for row in first
+    ]
+
+
 def _inverse(matrix: list[list[float]]) -> list[list[float]]:
     size = len(matrix)
     columns = [
@@ -168,7 +207,7 @@ class _Component:
     ) -> None:
         self.members = tuple(members)
         size = len(members)
-        index = {name: position for position, name in enumerate(members)}
+        self.index = index = {name: position for position, name in enumerate(members)}
         self.wins = [[0.0] * size for _ in range(size)]
         for (winner, loser), count in wins.items():
             if winner in index and loser in index and winner != loser and count > 0:
@@ -209,6 +248,29 @@ class _Component:
                 information[first][first] += curvature
                 information[first][second] -= curvature
         return gradient, information
+
+    def pair_spread(self, theta: Sequence[float], pairs: PairResults) -> list[list[float]]:
+        """``Σ_c g_c g_cᵀ`` over the duplicate pairs ``c`` within the group, where ``g_c`` is
+        the gradient of the pair's log-likelihood at ``theta``: the meat of the sandwich.
+
+        A pair is between two bots ``a`` and ``b``, so ``g_c`` is ``x`` for ``a``, ``-x`` for
+        ``b`` and 0 elsewhere, with ``x`` = ``a``'s wins in the pair minus the wins the fit
+        expects of it; its outer product is ``x²`` on the diagonal at ``a`` and ``b`` and
+        ``-x²`` off it.
+        """
+        size = len(self.members)
+        spread = [[0.0] * size for _ in range(size)]
+        for (first, second, first_wins, second_wins), count in pairs.items():
+            a, b = self.index.get(first), self.index.get(second)
+            if a is None or b is None or not count:
+                continue
+            expected = (first_wins + second_wins) * _sigmoid(theta[a] - theta[b])
+            weight = count * (first_wins - expected) ** 2
+            spread[a][a] += weight
+            spread[b][b] += weight
+            spread[a][b] -= weight
+            spread[b][a] -= weight
+        return spread
 
     def fit(self) -> list[float]:
         """Maximum-likelihood θ with the first member held at 0."""
@@ -259,16 +321,21 @@ def fit_elo(
     anchor_elo: float = DEFAULT_ELO,
     virtual_draws: float = 1.0,
     confidence: float = 0.95,
+    pairs: PairResults | None = None,
 ) -> RatingFit:
     """Fit Elo ratings to match results (see the module's description of the method).
 
-    ``wins[(a, b)]`` is how many matches ``a`` won against ``b``. Raises ``ValueError`` for
-    ``virtual_draws=0`` with results that have no finite maximum-likelihood estimate.
+    ``wins[(a, b)]`` is how many matches ``a`` won against ``b``; ``pairs``, the same matches
+    by duplicate pair (:data:`PairResults`), makes the pair the unit of the intervals and the
+    LOS. Raises ``ValueError`` for ``virtual_draws=0`` with results that have no finite
+    maximum-likelihood estimate, and for pairs that do not add up to ``wins``.
     """
     if virtual_draws < 0 or not 0 < confidence < 1:
         raise ValueError("virtual_draws must be >= 0 and confidence between 0 and 1")
     if anchor is not None and anchor not in names:
         raise ValueError(f"anchor {anchor!r} is not one of the bots")
+    if pairs is not None:
+        _check_pairs(wins, pairs)
     z = NormalDist().inv_cdf((1 + confidence) / 2)
     games: dict[tuple[str, str], float] = {}
     for (winner, loser), count in wins.items():
@@ -308,19 +375,59 @@ def fit_elo(
             padded = _inverse([[value + mean for value in row] for row in information])
             covariance = [[value - mean for value in row] for row in padded]
             shift = DEFAULT_ELO - sum(theta) / size * ELO_PER_NATURAL_UNIT
+        # The anchor's row and column of the covariance are zero, and with a mean anchor its
+        # rows sum to zero: either way the sandwich keeps the same constraint.
+        shown = (
+            covariance
+            if pairs is None
+            else _product(_product(covariance, component.pair_spread(theta, pairs)), covariance)
+        )
         for position, name in enumerate(group):
             elo = theta[position] * ELO_PER_NATURAL_UNIT + shift
-            stderr = math.sqrt(max(covariance[position][position], 0.0)) * ELO_PER_NATURAL_UNIT
-            ratings[name] = Rating(name, elo, elo - z * stderr, elo + z * stderr, stderr, number)
+            stderr = math.sqrt(max(shown[position][position], 0.0)) * ELO_PER_NATURAL_UNIT
+            model = math.sqrt(max(covariance[position][position], 0.0)) * ELO_PER_NATURAL_UNIT
+            ratings[name] = Rating(
+                name,
+                elo,
+                elo - z * stderr,
+                elo + z * stderr,
+                stderr,
+                number,
+                elo - z * model,
+                elo + z * model,
+                model,
+            )
         for i, first in enumerate(group):
             beats = los.setdefault(first, {})
             for j, second in enumerate(group):
                 if i == j:
                     continue
-                variance = covariance[i][i] + covariance[j][j] - 2 * covariance[i][j]
+                variance = shown[i][i] + shown[j][j] - 2 * shown[i][j]
                 difference = theta[i] - theta[j]
                 if variance <= 0:
                     beats[second] = 0.5 if difference == 0 else float(difference > 0)
                 else:
                     beats[second] = NormalDist().cdf(difference / math.sqrt(variance))
-    return RatingFit(ratings, los, tuple(groups), tuple(warnings), virtual_draws, confidence)
+    unit = MATCH_UNIT if pairs is None else PAIR_UNIT
+    return RatingFit(ratings, los, tuple(groups), tuple(warnings), virtual_draws, confidence, unit)
+
+
+def _check_pairs(wins: Mapping[tuple[str, str], float], pairs: PairResults) -> None:
+    """Raise ``ValueError`` unless ``pairs`` hold exactly the decided matches of ``wins``."""
+    counted: dict[tuple[str, str], float] = {}
+    for (first, second, first_wins, second_wins), count in pairs.items():
+        if first == second or count < 0 or min(first_wins, second_wins) < 0:
+            raise ValueError(f"not a duplicate pair: {(first, second, first_wins, second_wins)}")
+        if first_wins + second_wins not in (1, 2):
+            raise ValueError(
+                f"a duplicate pair has one or two decided matches, got {first_wins} + "
+                f"{second_wins} between {first} and {second}"
+            )
+        for winner, loser, won in ((first, second, first_wins), (second, first, second_wins)):
+            if won and count:
+                counted[(winner, loser)] = counted.get((winner, loser), 0) + won * count
+    given = {key: count for key, count in wins.items() if count > 0}
+    if set(given) != set(counted) or any(
+        not math.isclose(given[key], counted[key]) for key in given
+    ):
+        raise ValueError("the pairs do not add up to the wins: they must be the same matches")

@@ -28,6 +28,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from tournaments.ratings import PAIR_UNIT
 from tournaments.standings import Standings, StandingsRow
 
 __all__ = [
@@ -64,6 +65,8 @@ CSV_COLUMNS = (
     "avg_points_against",
     "forfeits",
     "void",
+    "elo_match_low",
+    "elo_match_high",
 )
 
 
@@ -78,12 +81,14 @@ def _elo(value: float | None) -> str:
     return _NONE if value is None else f"{value:.0f}"
 
 
-def _interval(row: StandingsRow) -> str:
-    """Half the width of the confidence interval, which is symmetric: ``±43``."""
-    rating = row.rating
-    if rating.low is None or rating.high is None or rating.elo is None:
-        return _NONE
-    return f"±{rating.high - rating.elo:.0f}"
+def _half_width(elo: float | None, high: float | None) -> str:
+    """Half the width of a confidence interval, which is symmetric: ``±43``."""
+    return _NONE if elo is None or high is None else f"±{high - elo:.0f}"
+
+
+def _by_pair(standings: Standings) -> bool:
+    """True if the intervals treat a duplicate pair as the unit (the match one is shown too)."""
+    return standings.fit.unit == PAIR_UNIT
 
 
 def _percent(value: float | None) -> str:
@@ -124,6 +129,7 @@ def standings_json(standings: Standings) -> dict[str, Any]:
         "void": standings.void,
         "anchor": standings.anchor,
         "confidence": standings.fit.confidence,
+        "interval_unit": standings.fit.unit,
         "virtual_draws": standings.fit.virtual_draws,
         "warnings": list(standings.warnings),
         "bots": [
@@ -134,6 +140,9 @@ def standings_json(standings: Standings) -> dict[str, Any]:
                 "elo_low": _round(row.rating.low, 1),
                 "elo_high": _round(row.rating.high, 1),
                 "elo_stderr": _round(row.rating.stderr, 1),
+                "elo_match_low": _round(row.rating.match_low, 1),
+                "elo_match_high": _round(row.rating.match_high, 1),
+                "elo_match_stderr": _round(row.rating.match_stderr, 1),
                 "matches": row.record.matches,
                 "wins": row.record.wins,
                 "losses": row.record.losses,
@@ -155,6 +164,18 @@ def standings_json(standings: Standings) -> dict[str, Any]:
                 other: {"wins": found[0], "losses": found[1]}
                 for other in names
                 if (found := standings.crosstable.get(name, {}).get(other)) is not None
+            }
+            for name in names
+        },
+        "pairs": {
+            name: {
+                other: {
+                    "won_both": pairs.won_both,
+                    "split": pairs.split,
+                    "lost_both": pairs.lost_both,
+                }
+                for other in names
+                if (pairs := standings.pairs.get(name, {}).get(other)) is not None
             }
             for name in names
         },
@@ -183,12 +204,20 @@ def to_csv(standings: Standings) -> str:
 
 def _headings(standings: Standings, *, short: bool = False) -> list[str]:
     """Column headings of the human forms: ``short`` ones fit a terminal of 80 columns. A
-    void column only when some match was void."""
+    void column only when some match was void; the interval by duplicate pair and the one by
+    match when the fit had the pairs, else the one by match."""
+    confidence = f"±{100 * standings.fit.confidence:.0f}%"
+    if not _by_pair(standings):
+        intervals = [confidence]
+    elif short:
+        intervals = ["±pair", "±match"]
+    else:
+        intervals = [f"{confidence} pair", f"{confidence} match"]
     headings = [
         "#",
         "bot",
         "Elo",
-        f"±{100 * standings.fit.confidence:.0f}%",
+        *intervals,
         "W-L",
         "win%" if short else "win %",
         "games" if short else "games won",
@@ -200,12 +229,15 @@ def _headings(standings: Standings, *, short: bool = False) -> list[str]:
 
 
 def _row_cells(row: StandingsRow, standings: Standings) -> list[str]:
-    record = row.record
+    record, rating = row.record, row.rating
+    intervals = [_half_width(rating.elo, rating.high)]
+    if _by_pair(standings):
+        intervals.append(_half_width(rating.elo, rating.match_high))
     cells = [
         str(row.rank),
         row.name,
-        _elo(row.rating.elo),
-        _interval(row),
+        _elo(rating.elo),
+        *intervals,
         f"{record.wins}-{record.losses}",
         _percent(record.win_rate),
         f"{record.games_won}/{record.games}",

@@ -2,9 +2,11 @@
 
 The page holds the standings, the Elo ratings with their confidence intervals as a chart, the
 likelihood of superiority, the crosstable as a heat map, the rating progression over the run,
-a fault and timing summary per bot and a link to every match's record. It needs no network
-to be viewed: the CSS is inline, the charts are inline SVG drawn here, and the only script is
-a few inline lines that make the tables sortable by a click on a column heading.
+a fault and timing summary per bot and links to every match's replay and record. It needs no
+network to be viewed: the CSS is inline, the charts are inline SVG drawn here, and the only
+script is a few inline lines that make the tables sortable by a click on a column heading.
+Beside it, in :data:`REPLAYS_DIR`, every listed match gets a replay page
+(:mod:`tournaments.replay_page`) that the report links to.
 
 This module draws; what the page shows is read by :mod:`tournaments.report_data`, in one
 transaction so that a report made during a run is consistent. Links to match records are
@@ -19,17 +21,19 @@ import math
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
 from tournaments.errors import TournamentError
-from tournaments.ratings import DEFAULT_ELO, Rating
+from tournaments.ratings import DEFAULT_ELO, PAIR_UNIT, Rating
 from tournaments.render import standings_json
+from tournaments.replay_page import RecordReadError, write_replay_page
 from tournaments.report_data import (
     MAX_PROGRESSION_POINTS,
     BotActivity,
+    FaultEntry,
     FaultSummary,
     ProgressionPoint,
     ReportData,
@@ -41,14 +45,18 @@ from tournaments.store import StoredMatch, StoredMeta, open_store
 
 __all__ = [
     "MAX_PROGRESSION_LINES",
+    "REPLAYS_DIR",
     "REPORT_NAME",
     "build_report",
     "render_report",
+    "write_replay_pages",
     "write_report",
 ]
 
 #: The report's file name in the output directory, unless ``-o`` says otherwise.
 REPORT_NAME = "report.html"
+#: The folder beside the report with a replay page for every match it lists.
+REPLAYS_DIR = "replays"
 #: Most bots drawn in the progression chart: the best by final standing.
 MAX_PROGRESSION_LINES = 12
 
@@ -131,6 +139,14 @@ def _bounds(rating: Rating) -> tuple[float, float, float]:
     return low, rating.elo, high
 
 
+def _match_bounds(rating: Rating) -> tuple[float, float]:
+    """A rated bot's interval by match as (low, high)."""
+    assert rating.elo is not None
+    low = rating.match_low if rating.match_low is not None else rating.elo
+    high = rating.match_high if rating.match_high is not None else rating.elo
+    return low, high
+
+
 def _elo_chart(standings: Standings) -> str:
     """Each rated bot's Elo as a dot on its confidence interval, best first."""
     rated = [row for row in standings.rows if row.rating.elo is not None]
@@ -138,9 +154,11 @@ def _elo_chart(standings: Standings) -> str:
         return '<p class="empty">No ratings yet: no match has been decided.</p>'
     reference = DEFAULT_ELO
     bounds = [_bounds(row.rating) for row in rated]
+    by_pair = standings.fit.unit == PAIR_UNIT
+    match_bounds = [_match_bounds(row.rating) for row in rated] if by_pair else []
     ticks = _ticks(
-        min(reference, *(low for low, _, _ in bounds)),
-        max(reference, *(high for _, _, high in bounds)),
+        min(reference, *(low for low, _, _ in bounds), *(low for low, _ in match_bounds)),
+        max(reference, *(high for _, _, high in bounds), *(high for _, high in match_bounds)),
     )
     domain = (ticks[0], ticks[-1])
     label_width = 14 + max(_text_width(_short(row.name)) for row in rated)
@@ -179,11 +197,20 @@ def _elo_chart(standings: Standings) -> str:
             f"{row.name}: Elo {elo:.0f}, {100 * standings.fit.confidence:.0f}% interval "
             f"{low:.0f} to {high:.0f}"
         )
+        band = ""
+        if by_pair:
+            match_low, match_high = match_bounds[index]
+            tip += f" by duplicate pair, {match_low:.0f} to {match_high:.0f} by match"
+            band = (
+                f'<line class="ci-match" x1="{_num(x(match_low))}" y1="{_num(y)}" '
+                f'x2="{_num(x(match_high))}" y2="{_num(y)}"/>'
+            )
         parts.append(
             f'<g class="bot" data-bot="{_e(row.name)}"><title>{_e(tip)}</title>'
             f'<text class="label" x="{_num(label_width - 8)}" y="{_num(y + 4)}" '
             f'text-anchor="end">{_e(_short(row.name))}</text>'
-            f'<line class="ci" x1="{_num(x(low))}" y1="{_num(y)}" x2="{_num(x(high))}" '
+            + band
+            + f'<line class="ci" x1="{_num(x(low))}" y1="{_num(y)}" x2="{_num(x(high))}" '
             f'y2="{_num(y)}" stroke="{colour}"/>'
             f'<line class="cap" x1="{_num(x(low))}" y1="{_num(y - 5)}" x2="{_num(x(low))}" '
             f'y2="{_num(y + 5)}" stroke="{colour}"/>'
@@ -244,6 +271,9 @@ def _heatmap(standings: Standings) -> str:
             share = wins / (wins + losses)
             los = standings.fit.los.get(name, {}).get(other)
             tip = f"{name} against {other}: {wins} won, {losses} lost ({100 * share:.0f}%)"
+            pairs = standings.pairs.get(name, {}).get(other)
+            if pairs is not None and pairs.pairs:
+                tip += f"; in duplicate pairs {pairs.text()}"
             if los is not None:
                 tip += f"; likelihood that {name} is stronger: {_percent_text(los)}"
             parts.append(
@@ -383,9 +413,11 @@ def _standings_table(standings: Standings) -> str:
     confidence = f"{100 * standings.fit.confidence:.0f}%"
     data = standings_json(standings)
     rows = []
+    by_pair = standings.fit.unit == PAIR_UNIT
     for bot in data["bots"]:
-        low, high = bot["elo_low"], bot["elo_high"]
-        interval = "-" if low is None or high is None else f"{low:.0f} to {high:.0f}"
+        intervals = [_interval_cell(bot["elo_low"], bot["elo_high"])]
+        if by_pair:
+            intervals.append(_interval_cell(bot["elo_match_low"], bot["elo_match_high"]))
         forfeits = bot["forfeits"]
         kinds = ", ".join(f"{kind} {count}" for kind, count in bot["forfeits_by_kind"].items())
         rows.append(
@@ -393,7 +425,7 @@ def _standings_table(standings: Standings) -> str:
             + _cell(bot["rank"], bot["rank"], "num")
             + _cell(bot["name"], None, "name")
             + _cell(_value(bot["elo"]), _sort(bot["elo"]), "num")
-            + _cell(interval, _sort(None if high is None else high - low), "num")
+            + "".join(intervals)
             + _cell(f"{bot['wins']}-{bot['losses']}", bot["wins"], "num")
             + _cell(_value(bot["win_pct"], 1), _sort(bot["win_pct"]), "num")
             + _cell(f"{bot['games_won']}/{bot['games']}", bot["games_won"], "num")
@@ -409,7 +441,11 @@ def _standings_table(standings: Standings) -> str:
             "#",
             "bot",
             "Elo",
-            f"{confidence} interval",
+            *(
+                [f"{confidence} interval by pair", "by match"]
+                if by_pair
+                else [f"{confidence} interval"]
+            ),
             "W-L",
             "win %",
             "games won",
@@ -422,6 +458,12 @@ def _standings_table(standings: Standings) -> str:
         + "".join(rows)
         + "</tbody></table>"
     )
+
+
+def _interval_cell(low: float | None, high: float | None) -> str:
+    """A table cell ``1430 to 1570``, sorted by the interval's width."""
+    text = "-" if low is None or high is None else f"{low:.0f} to {high:.0f}"
+    return _cell(text, _sort(None if low is None or high is None else high - low), "num")
 
 
 def _percent_text(probability: float) -> str:
@@ -460,7 +502,9 @@ def _los_table(standings: Standings) -> str:
     )
 
 
-def _faults_section(summary: FaultSummary, standings: Standings, records: str) -> str:
+def _faults_section(
+    summary: FaultSummary, standings: Standings, records: str, replays: Mapping[str, str]
+) -> str:
     kinds = summary.kinds
     forfeits = {row.name: row.record.forfeits for row in standings.rows}
     order = [row.name for row in standings.rows] + [
@@ -513,7 +557,8 @@ def _faults_section(summary: FaultSummary, standings: Standings, records: str) -
             )
         items.append(
             "<tr>"
-            + f'<td><a href="{_href(records, entry.record_path)}">{_e(entry.match_id)}</a></td>'
+            + f'<td><a href="{_fault_href(entry, records, replays)}">'
+            + f"{_e(entry.match_id)}</a></td>"
             + _cell(entry.bot, None, "name")
             + _cell(entry.kind)
             + _cell(where)
@@ -532,6 +577,19 @@ def _faults_section(summary: FaultSummary, standings: Standings, records: str) -
     )
 
 
+def _fault_href(entry: FaultEntry, records: str, replays: Mapping[str, str]) -> str:
+    """A link to the moment of a fault in its match's replay page (a tournament's record
+    holds one match, number 1), or to the record when the match has no page."""
+    page = replays.get(entry.match_id)
+    if page is None:
+        return _href(records, entry.record_path)
+    if entry.game is None:
+        return _e(page)
+    # Decision d is asked once d - 1 actions are made: the page's position d - 1.
+    position = max(entry.decision - 1, 0) if entry.decision is not None else 0
+    return _e(f"{page}#m1g{entry.game}a{position}")
+
+
 def _href(records: str, record_path: str) -> str:
     """A relative link to a record: ``records`` is the output directory as seen from the
     report's directory (``.`` when the report lives in it)."""
@@ -539,7 +597,9 @@ def _href(records: str, record_path: str) -> str:
     return _e(quote(path, safe="/"))
 
 
-def _matches_section(matches: Sequence[StoredMatch], total: int, records: str) -> str:
+def _matches_section(
+    matches: Sequence[StoredMatch], total: int, records: str, replays: Mapping[str, str]
+) -> str:
     if not matches:
         return '<p class="empty">No match stored yet.</p>'
     groups: dict[str, list[StoredMatch]] = {}
@@ -565,10 +625,12 @@ def _matches_section(matches: Sequence[StoredMatch], total: int, records: str) -
         )
         rows = []
         for match in group:
+            record = _href(records, match.record_path)
+            page = replays.get(match.match_id)
             rows.append(
                 "<tr>"
-                + f'<td><a href="{_href(records, match.record_path)}">{_e(match.match_id)}</a>'
-                + "</td>"
+                + f'<td><a href="{_e(page) if page else record}">{_e(match.match_id)}</a></td>'
+                + f'<td><a class="record" href="{record}">jsonl</a></td>'
                 + _cell(match.seats[0], None, "name")
                 + _cell(match.seats[1], None, "name")
                 + _cell(match.winner or "none (void)", None, "name")
@@ -585,7 +647,18 @@ def _matches_section(matches: Sequence[StoredMatch], total: int, records: str) -
             f'<details class="pairing" data-pairing="{_e(key)}"{opened}>'
             f"<summary>{_e(summary)}</summary>"
             '<table class="sortable matches">'
-            + _head("match", "seat 0", "seat 1", "winner", "end", "score", "games", "forfeit", "s")
+            + _head(
+                "match",
+                "record",
+                "seat 0",
+                "seat 1",
+                "winner",
+                "end",
+                "score",
+                "games",
+                "forfeit",
+                "s",
+            )
             + "<tbody>"
             + "".join(rows)
             + "</tbody></table></details>"
@@ -623,7 +696,8 @@ figure{margin:.8em 0}svg.chart{max-width:100%;height:auto;font-size:12px}
 svg text{fill:var(--ink)}svg .tick,svg .axis-title{fill:var(--muted);font-size:11px}
 svg .grid{stroke:#e6e9ed;stroke-width:1}
 svg .reference{stroke:#8c959f;stroke-width:1;stroke-dasharray:4 3}
-svg .ci,svg .cap{stroke-width:2.5}svg .elo{stroke:#fff;stroke-width:1.5}
+svg .ci,svg .cap{stroke-width:2.5}svg .ci-match{stroke:#c8cdd3;stroke-width:9;
+stroke-linecap:butt}svg .elo{stroke:#fff;stroke-width:1.5}
 svg .cell{stroke:#fff;stroke-width:1}svg .cell.self{fill:#d0d4d9}svg .cell.none{fill:#f0f0f0}
 svg .cell-text{font-size:11px;pointer-events:none}svg .cell-text.light{fill:#fff}
 svg .scale{stroke:#d1d9e0}
@@ -713,12 +787,15 @@ def render_report(
     data: ReportData,
     *,
     records: str = ".",
+    replays: Mapping[str, str] | None = None,
     generated: datetime | None = None,
     show_seed: bool = False,
 ) -> str:
     """The page, from data already read: ``records`` is the output directory relative to
-    the report's directory, for the links to match records; the master seed is shown only
-    with ``show_seed``."""
+    the report's directory, for the links to match records; ``replays`` the replay page of
+    each match id that has one, relative to the report's directory (a match without one
+    links to its record); the master seed is shown only with ``show_seed``."""
+    replays = replays or {}
     standings, progression = data.standings, data.progression
     generated = generated or datetime.now(UTC)
     title = f"Tournament report: {standings.name or 'unnamed'}"
@@ -747,9 +824,15 @@ def render_report(
             "Elo ratings",
             '<figure id="elo-chart">'
             + _elo_chart(standings)
-            + f"<figcaption>Each dot is a bot's Elo, the bar its {confidence} confidence interval; "
-            "ratings are fitted jointly to every result (Bradley-Terry) with one virtual drawn "
-            f"match per pairing ({standings.fit.virtual_draws:g}).</figcaption></figure>"
+            + f"<figcaption>Each dot is a bot's Elo, the bar its {confidence} confidence interval"
+            + (
+                " with the duplicate pair as the unit (its two matches share their deals), the "
+                "grey band the interval that counts every match as independent"
+                if standings.fit.unit == PAIR_UNIT
+                else ""
+            )
+            + "; ratings are fitted jointly to every result (Bradley-Terry) with one virtual "
+            f"drawn match per pairing ({standings.fit.virtual_draws:g}).</figcaption></figure>"
             + (
                 "<h3>Likelihood of superiority: how likely the row bot is stronger than the "
                 "column bot</h3>" + '<div class="scroll">' + _los_table(standings) + "</div>"
@@ -784,7 +867,7 @@ def render_report(
             "faults",
             "Faults and timing",
             '<div class="scroll">'
-            + _faults_section(data.faults, standings, records)
+            + _faults_section(data.faults, standings, records, replays)
             + "</div>"
             + '<p class="note">Forfeits: matches lost by the bot\'s own fault. Faults: every fault '
             "recorded, including both of a void match. Decision times are the referee's, in ms. "
@@ -793,10 +876,12 @@ def render_report(
         (
             "matches",
             "Matches",
-            '<p class="note">Each match id links to its record (JSON Lines, '
-            "<code>docs/records.md</code>); read one with <code>aegis-ref replay FILE</code>, "
-            "re-check it with <code>aegis-ref verify FILE</code>.</p>"
-            + _matches_section(data.matches, played, records),
+            '<p class="note">Each match id links to its replay, a page that steps through the '
+            "match (both hands, exchanges, bids, tricks, faults, decision times), and "
+            "<em>jsonl</em> to its record (JSON Lines, <code>docs/records.md</code>); print one "
+            "with <code>aegis-ref replay FILE</code>, re-check them all with "
+            "<code>aegis-ref verify OUTPUT_DIR</code>.</p>"
+            + _matches_section(data.matches, played, records, replays),
         ),
     ]
     warnings = "".join(f'<p class="warning">{_e(warning)}</p>' for warning in standings.warnings)
@@ -839,6 +924,41 @@ def build_report(
     )
 
 
+def write_replay_pages(
+    output_dir: Path, matches: Sequence[StoredMatch], pages: Path, report: Path
+) -> dict[str, str]:
+    """Write a replay page in ``pages`` for each match, from its record in ``output_dir``
+    (a page made from the same record and for the same report is kept: records never
+    change); return each page's path relative to the report's directory, by match id.
+
+    A match whose record cannot be read gets no page (the report links to its record).
+    """
+    written: dict[str, str] = {}
+    folder = pages.resolve()
+    report_dir = report.resolve().parent
+    back = Path(os.path.relpath(report.resolve(), folder)).as_posix()
+    for match in matches:
+        record = output_dir / match.record_path
+        page = pages / f"{Path(match.record_path).stem}.html"
+        links = [
+            ("report", back),
+            ("record", Path(os.path.relpath(record.resolve(), folder)).as_posix()),
+        ]
+        try:
+            write_replay_page(
+                record,
+                page,
+                title=f"Replay: {match.match_id}, {match.seats[0]} vs {match.seats[1]}",
+                links=links,
+                reuse=True,
+            )
+        except (OSError, RecordReadError):
+            continue
+        relative = Path(os.path.relpath(page.resolve(), report_dir)).as_posix()
+        written[match.match_id] = quote(relative, safe="/")
+    return written
+
+
 def write_report(
     output_dir: Path,
     destination: Path | None = None,
@@ -847,11 +967,13 @@ def write_report(
     show_seed: bool = False,
 ) -> Path:
     """Write the report of a tournament's output directory (default:
-    ``OUTPUT_DIR/report.html``) and return its path; the master seed is in it only with
+    ``OUTPUT_DIR/report.html``) and return its path, with a replay page for every match it
+    lists in :data:`REPLAYS_DIR` beside it; the master seed is in it only with
     ``show_seed``.
 
     Raises :class:`~tournaments.errors.TournamentError` if the directory holds no results
-    store, if ``anchor`` names no bot, or if the file cannot be written.
+    store, if ``anchor`` names no bot, or if the report or its folder of replays cannot be
+    written.
     """
     destination = destination if destination is not None else output_dir / REPORT_NAME
     connection = open_store(output_dir, read_only=True)
@@ -860,13 +982,21 @@ def write_report(
             known = [row.name for row in load_standings(connection).rows]
             if anchor not in known:
                 raise TournamentError(f"--anchor: unknown bot {anchor!r}; bots: {', '.join(known)}")
-        records = os.path.relpath(output_dir.resolve(), destination.resolve().parent)
-        text = build_report(connection, anchor=anchor, records=records, show_seed=show_seed)
+        data = read_report(connection, anchor=anchor)
     finally:
         connection.close()
+    pages = destination.parent / REPLAYS_DIR
+    try:
+        pages.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TournamentError(
+            f"cannot make the folder of replays {pages}: {error.strerror or error}"
+        ) from None
+    replays = write_replay_pages(output_dir, data.matches, pages, destination)
+    records = os.path.relpath(output_dir.resolve(), destination.resolve().parent)
+    text = render_report(data, records=records, replays=replays, show_seed=show_seed)
     temporary = destination.with_name(f".{destination.name}.tmp")
     try:
-        destination.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, destination)
     except OSError as error:

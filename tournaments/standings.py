@@ -4,6 +4,11 @@ The input is the store's :class:`~tournaments.store.ResultGroup` rows (results s
 seats and outcome), so the work and memory grow with the number of pairings, not matches.
 A forfeit is a loss for the bot that faulted; a void match (both bots failed before the
 first game) counts for nobody and is only tallied as void.
+
+The intervals of the ratings treat a duplicate pair (the two matches of a round between two
+bots, which share their deals) as the unit, as the SPRT does, given the store's
+:class:`~tournaments.store.PairGroup` rows; the intervals that count every match as
+independent are kept beside them (:class:`~tournaments.ratings.Rating`).
 """
 
 from __future__ import annotations
@@ -13,14 +18,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tournaments.ratings import Rating, RatingFit, fit_elo
+from tournaments.ratings import PairResults, Rating, RatingFit, fit_elo
+from tournaments.sprt import PairCounts
 from tournaments.store import (
+    PairGroup,
     ResultGroup,
     count_results,
     count_scheduled,
+    pair_results,
     read_containment,
     read_meta,
     result_groups,
+    snapshot,
     stored_bot_names,
 )
 
@@ -31,6 +40,7 @@ __all__ = [
     "build_standings",
     "crosstable",
     "load_standings",
+    "pair_crosstable",
     "tally",
     "win_counts",
 ]
@@ -116,6 +126,28 @@ def crosstable(
     return table
 
 
+def pair_crosstable(pairs: Iterable[PairGroup]) -> dict[str, dict[str, PairCounts]]:
+    """``table[a][b]``: the complete duplicate pairs between ``a`` and ``b`` as ``a`` lost
+    both, split and won both of them (pairs with a void match are left out, as the SPRT
+    leaves them out)."""
+    table: dict[str, dict[str, PairCounts]] = {}
+    for group in pairs:
+        if sum(group.wins) != 2:
+            continue
+        for me, other, won in (
+            (group.bots[0], group.bots[1], group.wins[0]),
+            (group.bots[1], group.bots[0], group.wins[1]),
+        ):
+            counts = list(table.setdefault(me, {}).get(other, PairCounts()).as_tuple())
+            counts[won] += group.pairs
+            table[me][other] = PairCounts(*counts)
+    return table
+
+
+def _pair_results(pairs: Iterable[PairGroup]) -> PairResults:
+    return {(*group.bots, *group.wins): group.pairs for group in pairs}
+
+
 @dataclass(frozen=True, slots=True)
 class StandingsRow:
     """One line of the standings."""
@@ -145,6 +177,8 @@ class Standings:
     #: Why the bots ran unsandboxed in some run, if they did ("bots ran unsandboxed as
     #: user root: ..."); None when sandboxed.
     containment: str | None = None
+    #: ``pairs[a][b]``: the complete duplicate pairs between ``a`` and ``b``, from ``a``'s side.
+    pairs: dict[str, dict[str, PairCounts]] = field(default_factory=dict)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -172,14 +206,22 @@ def build_standings(
     matches_scheduled: int,
     anchor: str | None = None,
     containment: str | None = None,
+    pairs: Iterable[PairGroup] | None = None,
 ) -> Standings:
     """Standings from aggregated results: tallies, Elo with intervals, crosstable;
-    ``containment``: why the bots ran unsandboxed, if they did."""
+    ``containment``: why the bots ran unsandboxed, if they did; ``pairs``: the same results
+    by duplicate pair, which make the pair the unit of the intervals (else the match)."""
     groups = list(groups)
+    pair_groups = None if pairs is None else list(pairs)
     records = tally(names, groups)
     wins = win_counts(groups)
     everyone = list(records)
-    fit = fit_elo(everyone, wins, anchor=anchor if anchor in records else None)
+    fit = fit_elo(
+        everyone,
+        wins,
+        anchor=anchor if anchor in records else None,
+        pairs=None if pair_groups is None else _pair_results(pair_groups),
+    )
 
     def order(record: BotRecord) -> tuple[int, float, float, str]:
         elo = fit.ratings[record.name].elo
@@ -205,19 +247,23 @@ def build_standings(
         matches_scheduled=matches_scheduled,
         anchor=anchor if anchor in records else None,
         containment=containment,
+        pairs=pair_crosstable(pair_groups or ()),
     )
 
 
 def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None) -> Standings:
-    """The standings of the store behind ``connection``; ``anchor`` overrides the stored
-    rating anchor."""
-    meta = read_meta(connection)
-    return build_standings(
-        meta.name if meta is not None else "",
-        stored_bot_names(connection),
-        result_groups(connection),
-        matches_played=count_results(connection),
-        matches_scheduled=count_scheduled(connection),
-        anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
-        containment=read_containment(connection),
-    )
+    """The standings of the store behind ``connection``, read in one transaction (the
+    results by seats and by pair must be the same matches, even during a run); ``anchor``
+    overrides the stored rating anchor."""
+    with snapshot(connection):
+        meta = read_meta(connection)
+        return build_standings(
+            meta.name if meta is not None else "",
+            stored_bot_names(connection),
+            result_groups(connection),
+            matches_played=count_results(connection),
+            matches_scheduled=count_scheduled(connection),
+            anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
+            containment=read_containment(connection),
+            pairs=pair_results(connection),
+        )

@@ -44,6 +44,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "DecisionTimes",
     "MatchActivity",
+    "PairGroup",
     "ResultGroup",
     "StoredFault",
     "StoredMatch",
@@ -57,6 +58,7 @@ __all__ = [
     "is_stored",
     "lock_output",
     "open_store",
+    "pair_results",
     "read_containment",
     "read_meta",
     "record_containment",
@@ -557,6 +559,35 @@ def result_groups(connection: sqlite3.Connection) -> Iterator[ResultGroup]:
             (won0, won1),
             (score0, score1),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class PairGroup:
+    """Duplicate pairs (the two matches of one round between two bots) that ended alike."""
+
+    #: The two bots, sorted.
+    bots: tuple[str, str]
+    #: Decided matches each bot won in the pair, in the order of ``bots``: (2, 0), (1, 1) or
+    #: (0, 2), or (1, 0), (0, 1) when the pair's other match was void or is not stored yet.
+    wins: tuple[int, int]
+    pairs: int
+
+
+def pair_results(connection: sqlite3.Connection) -> Iterator[PairGroup]:
+    """The stored decided matches by duplicate pair, pairs that ended alike counted together;
+    a pair without a decided match is left out. Grows with the pairings, not the matches."""
+    cursor = connection.execute(
+        "SELECT low, high, low_wins, high_wins, count(*) FROM ("
+        "  SELECT min(r.seat0, r.seat1) AS low, max(r.seat0, r.seat1) AS high,"
+        "    sum(r.winner = min(r.seat0, r.seat1)) AS low_wins,"
+        "    sum(r.winner = max(r.seat0, r.seat1)) AS high_wins"
+        "  FROM results AS r JOIN schedule AS s ON s.match_id = r.match_id"
+        "  WHERE r.winner IS NOT NULL"
+        "  GROUP BY s.pairing, s.round"
+        ") GROUP BY low, high, low_wins, high_wins ORDER BY low, high, low_wins, high_wins"
+    )
+    for low, high, low_wins, high_wins, pairs in cursor:
+        yield PairGroup((low, high), (low_wins, high_wins), pairs)
 
 
 def stored_bot_names(connection: sqlite3.Connection) -> list[str]:

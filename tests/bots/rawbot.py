@@ -2,6 +2,7 @@
 purpose. It answers every decision with the first legal action unless told otherwise:
 
     rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE] [--log-messages FILE]
+              [--say TEXT]
 
 It speaks protocol 1.0 only, as a bot written before 1.1 does.
 
@@ -14,7 +15,8 @@ stays after ``shutdown``, ignore_unknown_type does not answer a message of unkno
 strict_fields answers a ``decide`` holding a field the protocol does not define with an
 ``error``, no_ready never answers ``match_start``, garbage_at_match_end answers
 ``match_end`` with bytes that are not msgpack (a stray message between matches), and
-big_at_match_end answers it with a valid 10 KB ``pong`` (a large one).
+big_at_match_end answers it with a valid 10 KB ``pong`` (a large one). ``--say`` writes
+TEXT on stderr as the bot starts.
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ def main() -> int:
     parser.add_argument("--pidfile", help="child_ignores_term: write the child's pid here")
     parser.add_argument("--report-cpus", help="append 'NAME PARENT_PID CPU,...' (its affinity)")
     parser.add_argument("--log-messages", help="append every message received, as JSON lines")
+    parser.add_argument("--say", help="write this on stderr at the start")
     arguments = parser.parse_args()
+    if arguments.say is not None:
+        print(arguments.say, file=sys.stderr, flush=True)
     fault, at = arguments.fault, arguments.at
     if arguments.report_cpus:
         cpus = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))

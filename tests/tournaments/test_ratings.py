@@ -9,7 +9,14 @@ from statistics import NormalDist
 
 import pytest
 
-from tournaments.ratings import expected_score, fit_elo
+from tournaments.ratings import (
+    ELO_PER_NATURAL_UNIT,
+    MATCH_UNIT,
+    PAIR_UNIT,
+    expected_score,
+    fit_elo,
+)
+from tournaments.sprt import PAIR_SCORES, PairCounts, elo_estimate
 
 # A small tournament with uneven schedules and no perfect record.
 NAMES = ("a", "b", "c", "d")
@@ -216,3 +223,173 @@ def test_no_results_at_all() -> None:
     assert fit.ratings["a"].elo is None
     assert fit.warnings == ()
     assert fit.components == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Duplicate pairs as the unit of the intervals
+
+# Pairs between the four bots: (first, second, first's wins, second's wins) -> pairs.
+PAIRS = {
+    ("a", "b", 2, 0): 3,
+    ("a", "b", 1, 1): 2,
+    ("a", "b", 0, 2): 1,
+    ("a", "c", 2, 0): 4,
+    ("a", "c", 1, 1): 1,
+    ("a", "c", 1, 0): 1,  # the other match of this pair was void
+    ("b", "c", 1, 1): 4,
+    ("b", "c", 2, 0): 1,
+    ("b", "c", 0, 2): 1,
+    ("b", "d", 2, 0): 3,
+    ("b", "d", 1, 1): 1,
+    ("c", "d", 1, 1): 3,
+    ("c", "d", 0, 2): 1,
+    ("d", "a", 1, 1): 1,
+    ("d", "a", 0, 2): 1,
+}
+
+
+def wins_of(pairs: Mapping[tuple[str, str, int, int], int]) -> dict[tuple[str, str], int]:
+    """The match wins that the pairs hold."""
+    wins: dict[tuple[str, str], int] = {}
+    for (first, second, first_wins, second_wins), count in pairs.items():
+        for winner, loser, won in ((first, second, first_wins), (second, first, second_wins)):
+            if won:
+                wins[(winner, loser)] = wins.get((winner, loser), 0) + won * count
+    return wins
+
+
+def invert(matrix: list[list[float]]) -> list[list[float]]:
+    """Gauss-Jordan inversion, for a small well-conditioned matrix."""
+    size = len(matrix)
+    rows = [[*row, *(1.0 if i == j else 0.0 for j in range(size))] for i, row in enumerate(matrix)]
+    for column in range(size):
+        pivot = max(range(column, size), key=lambda row: abs(rows[row][column]))
+        rows[column], rows[pivot] = rows[pivot], rows[column]
+        head = [value / rows[column][column] for value in rows[column]]
+        rows[column] = head
+        for row in range(size):
+            if row != column:
+                factor = rows[row][column]
+                rows[row] = [a - factor * b for a, b in zip(rows[row], head, strict=True)]
+    return [row[size:] for row in rows]
+
+
+def test_pair_errors_are_the_sprt_errors_for_two_bots() -> None:
+    """Two bots, complete pairs, no prior: the pair standard error is the SPRT's standard
+    error of the mean pair score, carried to the Elo scale by the slope of the logistic."""
+    counts = PairCounts(lost_both=2, split=7, won_both=5)
+    pairs = {("new", "old", 2, 0): 5, ("new", "old", 1, 1): 7, ("new", "old", 0, 2): 2}
+    fit = fit_elo(["new", "old"], wins_of(pairs), anchor="old", virtual_draws=0, pairs=pairs)
+    assert fit.unit == PAIR_UNIT
+    new = fit.ratings["new"]
+    estimate = elo_estimate(counts)
+    assert new.elo is not None
+    assert new.elo - 1500 == pytest.approx(estimate.elo)
+    mean = counts.mean_score
+    spread = sum(
+        count * (score - mean) ** 2
+        for count, score in zip(counts.as_tuple(), PAIR_SCORES, strict=True)
+    )
+    score_error = math.sqrt(spread / counts.pairs / counts.pairs)
+    assert new.stderr == pytest.approx(score_error * ELO_PER_NATURAL_UNIT / (mean * (1 - mean)))
+    # The match interval: 28 independent matches, as before.
+    matches = 2 * counts.pairs
+    assert new.match_stderr == pytest.approx(
+        ELO_PER_NATURAL_UNIT / math.sqrt(matches * mean * (1 - mean))
+    )
+    # Seven split pairs out of fourteen: the cards decided half of them, and the pairs are
+    # steadier than independent matches would be.
+    assert new.stderr < new.match_stderr
+    assert new.high == pytest.approx(new.elo + 1.959964 * new.stderr, rel=1e-6)
+    assert new.match_low == pytest.approx(new.elo - 1.959964 * new.match_stderr, rel=1e-6)
+
+
+def test_pairs_of_single_matches_give_the_match_interval() -> None:
+    pairs = {("x", "y", 1, 0): 17, ("x", "y", 0, 1): 11}
+    fit = fit_elo(["x", "y"], wins_of(pairs), virtual_draws=0, pairs=pairs)
+    x = fit.ratings["x"]
+    assert x.stderr == pytest.approx(x.match_stderr)
+    assert fit.los["x"]["y"] == pytest.approx(
+        fit_elo(["x", "y"], wins_of(pairs), virtual_draws=0).los["x"]["y"]
+    )
+
+
+def test_pairs_that_never_split_widen_the_interval() -> None:
+    """Both matches of each pair go the same way: a pair is one result told twice."""
+    pairs = {("x", "y", 2, 0): 12, ("x", "y", 0, 2): 8}
+    x = fit_elo(["x", "y"], wins_of(pairs), pairs=pairs).ratings["x"]
+    assert x.stderr is not None
+    assert x.match_stderr is not None
+    assert x.stderr == pytest.approx(math.sqrt(2) * x.match_stderr, rel=0.05)
+    without = fit_elo(["x", "y"], wins_of(pairs)).ratings["x"]
+    assert (without.low, without.high) == (x.match_low, x.match_high)
+    assert without.elo == x.elo
+
+
+def test_pair_errors_agree_with_a_finite_difference_sandwich() -> None:
+    """With bot a anchored, the pair covariance of the others is H⁻¹ (Σ g gᵀ) H⁻¹: H the
+    Hessian of the whole log-likelihood (prior included), g the gradient of one pair's,
+    both by finite differences on the Elo scale."""
+    wins = wins_of(PAIRS)
+    fit = fit_elo(NAMES, wins, anchor="a", pairs=PAIRS)
+    best = {name: fit.ratings[name].elo or 0.0 for name in NAMES}
+    free = ["b", "c", "d"]
+    h = 0.5
+
+    def moved(shift: Mapping[str, float]) -> dict[str, float]:
+        return {name: best[name] + shift.get(name, 0.0) for name in NAMES}
+
+    def value(shift: Mapping[str, float]) -> float:
+        return log_likelihood(moved(shift), wins, 1.0)
+
+    hessian = [[0.0] * 3 for _ in range(3)]
+    for i, first in enumerate(free):
+        for j, second in enumerate(free):
+            corners = [
+                value({first: sign_first * h, second: sign_second * h})
+                if i != j
+                else value({first: (sign_first + sign_second) * h})
+                for sign_first, sign_second in ((1, 1), (1, -1), (-1, 1), (-1, -1))
+            ]
+            hessian[i][j] = (corners[0] - corners[1] - corners[2] + corners[3]) / (4 * h * h)
+    spread = [[0.0] * 3 for _ in range(3)]
+    for key, count in PAIRS.items():
+        one = wins_of({key: 1})
+        gradient = [
+            (
+                log_likelihood(moved({name: h}), one, 0.0)
+                - log_likelihood(moved({name: -h}), one, 0.0)
+            )
+            / (2 * h)
+            for name in free
+        ]
+        for i in range(3):
+            for j in range(3):
+                spread[i][j] += count * gradient[i] * gradient[j]
+    bread = invert([[-value for value in row] for row in hessian])
+    sandwich = [
+        [sum(bread[i][k] * spread[k][m] * bread[m][j] for k in range(3) for m in range(3))
+         for j in range(3)]
+        for i in range(3)
+    ]  # fmt: skip
+    for index, name in enumerate(free):
+        assert fit.ratings[name].stderr == pytest.approx(
+            math.sqrt(sandwich[index][index]), rel=2e-3
+        )
+        assert fit.ratings[name].match_stderr == pytest.approx(
+            math.sqrt(bread[index][index]), rel=2e-3
+        )
+    # The LOS uses the pair covariance.
+    variance = sandwich[0][0] + sandwich[1][1] - 2 * sandwich[0][1]
+    assert fit.los["b"]["c"] == pytest.approx(
+        NormalDist().cdf((best["b"] - best["c"]) / math.sqrt(variance)), rel=1e-3
+    )
+
+
+def test_pairs_must_be_the_matches_of_the_wins() -> None:
+    with pytest.raises(ValueError, match="do not add up"):
+        fit_elo(["x", "y"], {("x", "y"): 3}, pairs={("x", "y", 2, 0): 1})
+    with pytest.raises(ValueError, match="one or two decided matches"):
+        fit_elo(["x", "y"], {("x", "y"): 3}, pairs={("x", "y", 3, 0): 1})
+    assert fit_elo(["x", "y"], {}, pairs={}).unit == PAIR_UNIT
+    assert fit_elo(["x", "y"], {}).unit == MATCH_UNIT

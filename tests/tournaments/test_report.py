@@ -3,13 +3,8 @@ Chromium; its rating progression and limits checked on synthetic stores."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
-import shutil
-import signal
-import struct
-import subprocess
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -17,24 +12,14 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-import yaml
-from rich.console import Console
 
-from tests.tournaments.helpers import rawbot_entry, run_cli, wait_no_processes, write_config
+from tests.tournaments.chromium import png_size, require_chromium, run_chromium
+from tests.tournaments.helpers import run_cli
+from tests.tournaments.played import BOTS, MATCHES, NAME
 from tests.tournaments.stored import new_store, store_match
-from tournaments.config import load_config
-from tournaments.render import QuietDisplay
 from tournaments.report import build_report
 from tournaments.report_data import MAX_PROGRESSION_POINTS, progression_marks, rating_progression
 from tournaments.standings import load_standings
-from tournaments.tournament import run_tournament
-
-#: A tournament name that would break the page if it were not escaped.
-NAME = 'Report <script>alert("x")</script> & co'
-BOTS = ("alpha", "crasher", "rnd")
-MATCHES = 6  # three pairings, two matches each
-CHROMIUM_TIMEOUT = 60.0
-
 
 # ---------------------------------------------------------------------------------------------
 # A small DOM: enough of a tree to count elements inside a section
@@ -130,31 +115,13 @@ def parse(text: str) -> Element:
 
 
 # ---------------------------------------------------------------------------------------------
-# A real tournament
+# A real tournament (tests/tournaments/played.py)
 
 
-@pytest.fixture(scope="module")
-def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished tournament of three bots: a first-legal rawbot, a rawbot that crashes at
-    its second decision, and the bundled random bot."""
-    directory = tmp_path_factory.mktemp("report")
-    config, marker = write_config(
-        directory,
-        ["alpha"],
-        name=NAME,
-        matches_per_pair=2,
-        concurrency=2,
-        output=str(directory / "out"),
-    )
-    data = yaml.safe_load(config.read_text())
-    data["bots"].append(rawbot_entry("crasher", marker, "--fault", "crash", "--at", "2"))
-    data["bots"].append({"name": "rnd", "command": "random", "env": {"AEGIS_TEST_MARKER": marker}})
-    config.write_text(yaml.safe_dump(data))
-    summary, _ = run_tournament(load_config(config), display=QuietDisplay(Console(quiet=True)))
-    assert summary.complete
-    assert summary.stored == MATCHES
-    assert wait_no_processes(marker, timeout=5) == []
-    return directory / "out"
+@pytest.fixture
+def output(tournament_output: Path) -> Path:
+    """The tournament's output directory."""
+    return tournament_output
 
 
 def check_page(page: Element, output: Path, report_dir: Path) -> None:
@@ -168,7 +135,7 @@ def check_page(page: Element, output: Path, report_dir: Path) -> None:
     assert {row.find_all("td")[1].all_text() for row in rows} == set(BOTS)
     last = [cell.all_text() for cell in rows[-1].find_all("td")]
     assert last[1] == "crasher"
-    assert last[9] == "4 (crash 4)"
+    assert last[10] == "4 (crash 4)"
     # The Elo chart: a dot and an interval bar per bot.
     elo = page.by_id("elo-chart")
     assert len(elo.find_all("svg")) == 1
@@ -194,22 +161,29 @@ def check_page(page: Element, output: Path, report_dir: Path) -> None:
     assert len(crasher) == 1
     assert "crash" in [th.all_text() for th in faults.find_all("th")]
     assert "crash" in page.by_id("fault-list").all_text()
-    # Matches: one link per match to its record, relative, and the file is there.
-    links = [
-        anchor.attrs["href"]
-        for anchor in page.by_id("matches").find_all("a")
-        if "href" in anchor.attrs
-    ]
-    assert len(links) == MATCHES
+    # Matches: each links to its replay page beside the report and to its record, both
+    # relative, and both files are there.
+    rows = [row for row in page.by_id("matches").find_all("tr") if row.find_all("td")]
+    assert len(rows) == MATCHES
     pairings = page.by_id("matches").find_all("details", "pairing")
     assert len(pairings) == 3
     assert all("open" in details.attrs for details in pairings)  # a short list starts open
-    for link in links:
-        assert not urlsplit(link).scheme
-        assert not link.startswith("/")
-        target = (report_dir / unquote(link)).resolve()
-        assert target.parent == (output / "records").resolve()
-        assert target.is_file()
+    for row in rows:
+        links = [anchor.attrs["href"] for anchor in row.find_all("a")]
+        assert len(links) == 2
+        for link in links:
+            assert not urlsplit(link).scheme
+            assert not link.startswith("/")
+        replay, record = ((report_dir / unquote(link)).resolve() for link in links)
+        assert replay.parent == (report_dir / "replays").resolve()
+        assert replay.name == record.stem + ".html"
+        assert replay.is_file()
+        assert record.parent == (output / "records").resolve()
+        assert record.is_file()
+    # A fault's match links to the moment of the fault in its replay.
+    fault_links = [anchor.attrs["href"] for anchor in page.by_id("fault-list").find_all("a")]
+    assert fault_links
+    assert all(re.fullmatch(r"replays/match-[^#]+\.html#m1g\d+a\d+", link) for link in fault_links)
 
 
 def check_self_contained(text: str, page: Element) -> None:
@@ -267,68 +241,13 @@ def test_report_errors(output: Path, tmp_path: Path) -> None:
 # Chromium
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-def _run_chromium(arguments: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
-    """Run headless Chromium with no network and a throwaway profile; kill its whole
-    process group whatever happens."""
-    browser = _chromium()
-    assert browser is not None
-    command = [
-        browser,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={profile}",
-        *arguments,
-    ]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=CHROMIUM_TIMEOUT)
-    finally:
-        # Chromium may leave helpers (zygote, renderers) in its process group: end them all,
-        # and the browser itself if it overran the timeout.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
-
-
-def _png_size(path: Path) -> tuple[int, int]:
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    width, height = struct.unpack(">II", data[16:24])
-    return width, height
-
-
 def test_report_renders_in_headless_chromium(output: Path, tmp_path: Path) -> None:
-    if _chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but chromium is missing: .ci/run installs Debian's chromium")
-        pytest.skip("chromium is not installed (apt-get install chromium); CI always runs this")
+    require_chromium()
     path = output / "report.html"
     result = run_cli("report", str(output), cwd=output.parent)
     assert result.returncode == 0, result.stderr
     url = path.resolve().as_uri()
-    dumped = _run_chromium(["--dump-dom", url], tmp_path / "profile")
+    dumped = run_chromium(["--dump-dom", url], tmp_path / "profile")
     assert dumped.returncode == 0, dumped.stderr[-2000:]
     page = parse(dumped.stdout)
     # The DOM Chromium built holds the tables and every SVG element...
@@ -341,12 +260,12 @@ def test_report_renders_in_headless_chromium(output: Path, tmp_path: Path) -> No
     assert all(heading.attrs.get("tabindex") == "0" for heading in headings)
     # A screenshot: a page of the asked size with something drawn on it.
     screenshot = tmp_path / "report.png"
-    shot = _run_chromium(
+    shot = run_chromium(
         ["--window-size=1200,2400", "--hide-scrollbars", f"--screenshot={screenshot}", url],
         tmp_path / "profile",
     )
     assert shot.returncode == 0, shot.stderr[-2000:]
-    assert _png_size(screenshot) == (1200, 2400)
+    assert png_size(screenshot) == (1200, 2400)
     assert screenshot.stat().st_size > 20_000  # a blank page compresses to a few KB
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from typer.testing import CliRunner
 
 from tests.tournaments.stored import new_store, store_match
 from tournaments.cli import app
+from tournaments.ratings import PAIR_UNIT, fit_elo
 from tournaments.render import CSV_COLUMNS
+from tournaments.sprt import PairCounts
 from tournaments.standings import load_standings, tally
-from tournaments.store import ResultGroup, open_store
+from tournaments.store import PairGroup, ResultGroup, open_store, pair_results
 
 
 @pytest.fixture
@@ -152,3 +155,97 @@ def test_standings_errors(tmp_path: Path, output: Path) -> None:
     assert "--anchor: unknown bot 'zz'; bots: a, c, b" in text
     code, text = invoke("standings", str(output), "--format", "pdf")
     assert code == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Duplicate pairs: the unit of the intervals
+
+
+def test_pair_results_group_the_two_matches_of_each_round(tmp_path: Path) -> None:
+    connection = new_store(tmp_path, ["a", "b", "c"])
+    try:
+        store_match(connection, 1, ("a", "b"), 0)
+        store_match(connection, 1, ("b", "a"), 1)  # a won both: 2-0
+        store_match(connection, 2, ("a", "b"), 1)
+        store_match(connection, 2, ("b", "a"), 1)  # split: 1-1
+        store_match(connection, 3, ("a", "b"), 0)
+        store_match(connection, 3, ("b", "a"), 1)  # a 2-0 again
+        store_match(connection, 1, ("c", "b"), 0)
+        store_match(connection, 1, ("b", "c"), None)  # one decided match: c won it
+        store_match(connection, 2, ("b", "c"), 0)  # the other match not played yet
+        store_match(connection, 1, ("a", "c"), None)
+        store_match(connection, 1, ("c", "a"), None)  # no decided match: no pair
+        groups = list(pair_results(connection))
+        standings = load_standings(connection)
+    finally:
+        connection.close()
+    assert groups == [
+        PairGroup(("a", "b"), (1, 1), 1),
+        PairGroup(("a", "b"), (2, 0), 2),
+        PairGroup(("b", "c"), (0, 1), 1),
+        PairGroup(("b", "c"), (1, 0), 1),
+    ]
+    assert standings.fit.unit == PAIR_UNIT
+    assert standings.pairs["a"]["b"] == PairCounts(lost_both=0, split=1, won_both=2)
+    assert standings.pairs["b"]["a"] == PairCounts(lost_both=2, split=1, won_both=0)
+    assert "c" not in standings.pairs  # b and c have no complete pair
+
+
+def test_json_and_csv_give_both_intervals(output: Path) -> None:
+    code, text = invoke("standings", str(output), "--format", "json")
+    assert code == 0, text
+    data = json.loads(text)
+    assert data["interval_unit"] == "pair"
+    for bot in data["bots"]:
+        assert bot["elo_match_low"] < bot["elo"] < bot["elo_match_high"]
+        assert bot["elo_low"] <= bot["elo"] <= bot["elo_high"]
+    # b and c split their pair: the pairs show less spread than independent matches would.
+    assert data["pairs"]["b"]["c"] == {"won_both": 0, "split": 1, "lost_both": 0}
+    assert data["pairs"]["a"]["b"] == {"won_both": 1, "split": 0, "lost_both": 0}
+    code, text = invoke("standings", str(output), "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert {row["name"]: row["elo_match_low"] for row in rows} == {
+        bot["name"]: str(bot["elo_match_low"]) for bot in data["bots"]
+    }
+    code, text = invoke("standings", str(output))
+    assert "±pair" in text
+    assert "±match" in text
+
+
+def test_a_tournaments_intervals_are_by_duplicate_pair(tournament_output: Path) -> None:
+    """The standings of real matches: their pair intervals are the fit's with the pairs read
+    from the records themselves (round and bots from the match id, winner from match_end),
+    and their match intervals the fit's without pairs."""
+    wins: Counter[tuple[str, str]] = Counter()
+    by_pair: dict[tuple[str, str, str], list[str]] = {}
+    for record in sorted((tournament_output / "records").glob("*.jsonl")):
+        lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+        players, end = lines[0]["players"], lines[-1]
+        round_number = record.name.split("-")[1]
+        low, high = sorted(players)
+        decided = by_pair.setdefault((round_number, low, high), [])
+        if end["winner"] is not None:
+            winner = players[end["winner"]]
+            wins[(winner, players[1 - end["winner"]])] += 1
+            decided.append(winner)
+    pairs: Counter[tuple[str, str, int, int]] = Counter()
+    for (_, low, high), winners in by_pair.items():
+        if winners:
+            pairs[(low, high, winners.count(low), winners.count(high))] += 1
+    code, text = invoke("standings", str(tournament_output), "--format", "json")
+    assert code == 0, text
+    data = json.loads(text)
+    names = [bot["name"] for bot in data["bots"]]
+    by_pairs = fit_elo(names, wins, pairs=pairs)
+    by_matches = fit_elo(names, wins)
+    for bot in data["bots"]:
+        pair, match = by_pairs.ratings[bot["name"]], by_matches.ratings[bot["name"]]
+        assert (bot["elo_low"], bot["elo_high"]) == (
+            round(pair.low or 0, 1),
+            round(pair.high or 0, 1),
+        )
+        assert (bot["elo_match_low"], bot["elo_match_high"]) == (
+            round(match.low or 0, 1),
+            round(match.high or 0, 1),
+        )
+    assert data["los"]["alpha"]["crasher"] == round(by_pairs.los["alpha"]["crasher"], 4)

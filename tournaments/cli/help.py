@@ -61,8 +61,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "replay": (
         "aegis-ref replay games.jsonl",
         "aegis-ref replay games.jsonl --match 2 --game 1",
+        "aegis-ref replay games.jsonl --html replay.html",
     ),
-    "verify": ("aegis-ref verify games.jsonl",),
+    "verify": ("aegis-ref verify games.jsonl", "aegis-ref verify results/demo"),
     "sprt": ("aegis-ref sprt 'python3 new.py' 'python3 old.py' --elo0 0 --elo1 20",),
     "keygen": ("aegis-ref keygen referee.key",),
     "selfplay": ("aegis-ref selfplay --matches 100 --seed 3 --record self.jsonl",),

@@ -30,8 +30,8 @@ __all__ = [
     "BankMsOption",
     "ColorOption",
     "DecisionMsOption",
-    "RecordFileArgument",
     "RecordOption",
+    "RecordPathsArgument",
     "RulesFlags",
     "SandboxOption",
     "SeedOption",
@@ -180,7 +180,13 @@ def record_flag(help: str = "Write the JSON Lines record here.") -> Any:
 
 
 RecordOption = Annotated[Path | None, record_flag()]
-RecordFileArgument = Annotated[Path, typer.Argument(help="A JSON Lines record (docs/records.md).")]
+RecordPathsArgument = Annotated[
+    list[Path],
+    typer.Argument(
+        help="JSON Lines records (docs/records.md), or folders: every *.jsonl in them.",
+        show_default=False,
+    ),
+]
 ColorOption = Annotated[
     bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")
 ]

@@ -1,18 +1,28 @@
-"""The ``replay`` command: readable traces of game records, for people debugging bots."""
+"""The ``replay`` command: readable traces of game records, for people debugging bots, or
+pages that step through them in a browser (:mod:`tournaments.replay_page`)."""
 
 from __future__ import annotations
 
-import json
 import shlex
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
+from referee.record_files import find_records
 from referee.rules.cards import Suit, parse_card, sort_cards
 from tournaments.cli.common import EXIT_UNREADABLE, invoked_as
-from tournaments.cli.options import ColorOption, RecordFileArgument, console_from_flag
+from tournaments.cli.options import ColorOption, RecordPathsArgument, console_from_flag
+from tournaments.replay_page import (
+    RecordReadError,
+    read_record_lines,
+    record_source,
+    render_replay_page,
+    replay_data,
+    write_page,
+)
 
 __all__ = ["app", "card_text", "render_records", "replay"]
 
@@ -163,45 +173,127 @@ def _match_end(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
 
 @app.command()
 def replay(
-    file: RecordFileArgument,
+    paths: RecordPathsArgument,
     match_number: Annotated[
         int | None, typer.Option("--match", min=1, help="Only this match.")
     ] = None,
     game: Annotated[int | None, typer.Option(min=1, help="Only this game.")] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write a page that steps through the record in a browser instead: this file "
+            "for one record; for several, a folder with a page per record.",
+        ),
+    ] = None,
     color: ColorOption = None,
 ) -> None:
-    """Print a readable trace of a record: hands, exchanges, bids, tricks and points."""
+    """Print a readable trace of records: hands, exchanges, bids, tricks and points; with
+    --html, write self-contained pages that step through them by action, trick and game.
+
+    A folder stands for every record (*.jsonl) in it, at any depth.
+    """
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        typer.echo(f"{file}: cannot read the record: {error}", err=True)
+        files = find_records(paths)
+    except FileNotFoundError as error:
+        typer.echo(str(error), err=True)
         raise typer.Exit(EXIT_UNREADABLE) from None
-    lines: list[dict[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as error:
-            typer.echo(f"{file}:{number}: not JSON: {error.msg}", err=True)
-            raise typer.Exit(EXIT_UNREADABLE) from None
-        if not isinstance(line, dict):
-            typer.echo(f"{file}:{number}: a record line must be a JSON object", err=True)
-            raise typer.Exit(EXIT_UNREADABLE)
-        lines.append(line)
+    if html is not None:
+        _write_pages(files, html, match_number, game)
+        return
     console = console_from_flag(color, highlight=False, soft_wrap=True)
     shown = 0
-    try:
-        for row in render_records(lines, match=match_number, game=game):
-            console.print(row)
-            shown += 1
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        typer.echo(
-            f"{file}: malformed record ({type(error).__name__}: {error}); "
-            f"run '{invoked_as()} verify {shlex.quote(str(file))}' to find the line",
-            err=True,
-        )
-        raise typer.Exit(EXIT_UNREADABLE) from None
+    failed = False
+    for file in files:
+        lines = _read(file)
+        if lines is None:
+            failed = True
+            continue
+        if len(files) > 1:
+            console.print(Text(f"── {file} ──", style="bold"))
+        try:
+            for row in render_records(lines, match=match_number, game=game):
+                console.print(row)
+                shown += 1
+        except (KeyError, TypeError, ValueError, IndexError) as error:
+            typer.echo(
+                f"{file}: malformed record ({type(error).__name__}: {error}); "
+                f"run '{invoked_as()} verify {shlex.quote(str(file))}' to find the line",
+                err=True,
+            )
+            failed = True
+    if failed:
+        raise typer.Exit(EXIT_UNREADABLE)
     if not shown:
         typer.echo("nothing matches: check --match and --game", err=True)
+        raise typer.Exit(1)
+
+
+def _read(file: Path) -> list[dict[str, Any]] | None:
+    """A record's lines, or None once the reason it cannot be read is printed."""
+    try:
+        return read_record_lines(file)
+    except OSError as error:
+        typer.echo(f"{file}: cannot read the record: {error}", err=True)
+    except RecordReadError as error:
+        typer.echo(str(error), err=True)
+    return None
+
+
+def _write_pages(files: Sequence[Path], out: Path, match: int | None, game: int | None) -> None:
+    """``--html OUT``: one page per record, OUT itself for a single record (unless OUT is a
+    folder), else OUT/<record name>.html."""
+    if len(files) == 1 and not out.is_dir():
+        targets = [(files[0], out)]
+        folder = out.parent
+    else:
+        folder = out
+        targets = []
+        taken: dict[Path, Path] = {}
+        for file in files:
+            page = out / f"{file.stem}.html"
+            if page in taken:
+                typer.echo(
+                    f"error: {taken[page]} and {file} would both be replayed in {page}: "
+                    "replay them into different folders",
+                    err=True,
+                )
+                raise typer.Exit(EXIT_UNREADABLE)
+            taken[page] = file
+            targets.append((file, page))
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        typer.echo(f"cannot make the folder {folder}: {error.strerror or error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    written = 0
+    failed = empty = False
+    for file, page in targets:
+        lines = _read(file)
+        if lines is None:
+            failed = True
+            continue
+        matches = replay_data(lines, match=match, game=game)
+        if not matches or (game is not None and not any(m["games"] for m in matches)):
+            typer.echo(f"{file}: nothing matches: check --match and --game", err=True)
+            empty = True
+            continue
+        try:
+            text = render_replay_page(
+                matches, title=f"Replay: {file.name}", source=record_source(file)
+            )
+            write_page(page, text)
+        except OSError as error:
+            typer.echo(f"cannot write the page {page}: {error.strerror or error}", err=True)
+            failed = True
+            continue
+        written += 1
+        if len(targets) == 1:
+            typer.echo(f"replay: {page}")
+    if len(targets) > 1:
+        typer.echo(f"replay: {written} page{'s' if written != 1 else ''} in {out}")
+    if failed:
+        raise typer.Exit(EXIT_UNREADABLE)
+    if empty and not written:
         raise typer.Exit(1)

@@ -53,3 +53,54 @@ def test_unreadable_and_malformed_records(tmp_path: Path, record: Path) -> None:
     result = invoke("replay", record)
     assert result.exit_code == 2
     assert "malformed record (KeyError: 'deck')" in result.output
+
+
+# ---------------------------------------------------------------------------------------------
+# Many records
+
+
+def test_several_records_one_after_another(record: Path) -> None:
+    result = invoke("replay", "--no-color", record, GOLDEN)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line for line in lines if line.startswith("── ")] == [
+        f"── {record} ──",
+        f"── {GOLDEN} ──",
+    ]
+    assert result.output.count("Winner: ") == 6
+
+
+def test_a_tournament_folder(tournament_output: Path) -> None:
+    result = invoke("replay", "--no-color", "--game", "1", tournament_output)
+    assert result.exit_code == 0, result.output
+    records = sorted((tournament_output / "records").glob("*.jsonl"))
+    headers = [line for line in result.output.splitlines() if line.startswith("── ")]
+    assert headers == [f"── {path} ──" for path in records]
+
+
+def test_a_bad_record_among_good_ones(tmp_path: Path, record: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("nope\n", encoding="utf-8")
+    result = invoke("replay", "--no-color", broken, record)
+    assert result.exit_code == 2
+    assert f"{broken}:1: not JSON: Expecting value" in result.output
+    assert result.output.count("Winner: ") == 3  # the good record is still shown
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = invoke("replay", empty)
+    assert (result.exit_code, result.output) == (
+        2,
+        f"{empty}: no record (*.jsonl file) in this folder\n",
+    )
+
+
+def test_lines_that_break_a_json_parser(tmp_path: Path) -> None:
+    """An integer of thousands of digits, or nesting deeper than the parser goes: a clear
+    error naming the line, in the trace and for a page, never a traceback."""
+    for name, text in (("big", '{"seed": ' + "9" * 5000 + "}"), ("deep", "[" * 100_000)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(text + "\n", encoding="utf-8")
+        for extra in ((), ("--html", str(tmp_path / f"{name}.html"))):
+            result = invoke("replay", path, *extra)
+            assert result.exit_code == 2, result.output
+            assert result.output.startswith(f"{path}:1: not JSON: ")

@@ -1,8 +1,11 @@
 """The ``verify`` command: a fresh record verifies; a damaged one is reported at its first
-disagreement, with its place."""
+disagreement, with its place; a folder (a tournament's output) is verified record by record
+and summed up in one line."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -127,4 +130,92 @@ def test_verify_unreadable_file(tmp_path: Path) -> None:
     assert result.output == f"{missing}: cannot read the record: No such file or directory\n"
     result = invoke("verify", tmp_path)
     assert result.exit_code == 2
-    assert f"{tmp_path}: cannot read the record: Is a directory" in result.output
+    assert result.output == f"{tmp_path}: no record (*.jsonl file) in this folder\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Many records: a tournament's output
+
+
+def _counts(records: list[Path]) -> tuple[int, int, int]:
+    lines = [line for record in records for line in read_lines(record)]
+    games = [line for line in lines if line["type"] == "game"]
+    starts = sum(1 for line in lines if line["type"] == "match_start")
+    return starts, len(games), sum(len(line["actions"]) for line in games)
+
+
+def test_verify_a_tournament_output_in_one_line(tournament_output: Path) -> None:
+    """The output directory holds the store, logs, maybe a report and its replay pages: only
+    the records are verified, each of the real bots' matches."""
+    records = sorted((tournament_output / "records").glob("*.jsonl"))
+    matches, games, actions = _counts(records)
+    assert matches == len(records) == 6
+    result = invoke("verify", tournament_output)
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        f"OK: 6 records, 6 matches, {games} games, {actions} actions verified\n"
+    )
+    # A record named twice (in its folder and by itself) is verified once.
+    again = invoke("verify", tournament_output / "records", records[0])
+    assert again.output == result.output
+
+
+def test_verify_many_reports_each_bad_record_and_sums_up(
+    tournament_output: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "records"
+    shutil.copytree(tournament_output / "records", folder)
+    records = sorted(folder.glob("*.jsonl"))
+    lines = read_lines(records[2])
+    lines[-1]["winner"] = 1 - lines[-1]["winner"]
+    write_lines(records[2], lines)
+    # A writer's temporary file (hidden) is no record, whatever it holds.
+    (folder / ".match-x.jsonl").write_text("half a line", encoding="utf-8")
+    (folder / "notes.txt").write_text("not a record", encoding="utf-8")
+    _, games, actions = _counts([record for record in records if record != records[2]])
+    result = invoke("verify", folder)
+    assert result.exit_code == 1
+    reported = result.output.splitlines()
+    assert len(reported) == 2
+    assert reported[0].startswith(f"{records[2]}:{len(lines)}: match 1: winner is seat ")
+    assert reported[1] == (
+        f"FAILED: of 6 records, 1 disagrees; 5 verified (5 matches, {games} games, "
+        f"{actions} actions)"
+    )
+    missing = tmp_path / "missing.jsonl"
+    result = invoke("verify", folder, missing)
+    assert result.exit_code == 1  # a disagreement counts before a file that cannot be read
+    assert f"{missing}: cannot read the record: No such file or directory" in result.output
+    assert result.output.splitlines()[-1].startswith(
+        "FAILED: of 7 records, 1 disagrees and 1 cannot be read; 5 verified"
+    )
+    records[2].unlink()
+    result = invoke("verify", folder, missing)
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1].startswith(
+        "FAILED: of 6 records, 1 cannot be read; 5 verified"
+    )
+
+
+def test_verify_many_goes_past_a_void_match(tmp_path: Path, record: Path) -> None:
+    """A void match (both bots failed before the first game: no game, no winner) is verified
+    like any other record, and the others after it."""
+    void = tmp_path / "a-void.jsonl"
+    start = read_lines(record)[0]
+    end = {
+        "type": "match_end",
+        "match": 1,
+        "winner": None,
+        "termination": "void",
+        "scores": [0, 0],
+        "games": 0,
+        "faults": [
+            {"seat": seat, "bot": name, "fault": "handshake", "detail": "no hello"}
+            for seat, name in enumerate(start["players"])
+        ],
+    }
+    void.write_text("".join(json.dumps(line) + "\n" for line in (start, end)), encoding="utf-8")
+    result = invoke("verify", tmp_path)
+    assert result.exit_code in (0, 1), result.output
+    last = result.output.splitlines()[-1]
+    assert last.startswith(("OK: 2 records, ", "FAILED: of 2 records, 1 disagrees; 1 verified"))
