@@ -11,12 +11,14 @@ import typer
 from tournaments.cli import (
     check_bot,
     keygen,
+    league,
     match,
     play,
     replay,
     schema,
     selfplay,
     sprt,
+    submit,
     tournament,
     verify,
 )
@@ -30,7 +32,20 @@ app = typer.Typer(
     add_completion=False,
 )
 # In this order in ``aegis-ref --help``.
-for module in (selfplay, verify, match, keygen, replay, check_bot, schema, tournament, sprt, play):
+for module in (
+    selfplay,
+    verify,
+    match,
+    keygen,
+    replay,
+    check_bot,
+    schema,
+    tournament,
+    sprt,
+    play,
+    submit,
+    league,
+):
     app.add_typer(module.app)
 
 
