@@ -4,6 +4,7 @@ and JavaScript with their manifests."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -109,13 +110,25 @@ def js_bot(folder: Path, name: str, version: str = "1.0") -> Path:
     folder.mkdir(parents=True)
     for file in ("bot.js", "package.json", "package-lock.json"):
         shutil.copy(SAMPLE_BOTS / "js" / file, folder / file)
-    shutil.copytree(SAMPLE_BOTS / "js" / "node_modules", folder / "node_modules", symlinks=True)
+    shutil.copytree(
+        SAMPLE_BOTS / "js" / "node_modules",
+        folder / "node_modules",
+        symlinks=True,
+        copy_function=_link_or_copy,  # 40 MB: a hard link where it can be
+    )
     build = "node --check bot.js && node -e \"require('zeromq'); require('@msgpack/msgpack')\""
     (folder / "aegis-bot.toml").write_text(
         manifest(name, version, run="node bot.js", build=build, language="JavaScript"),
         encoding="utf-8",
     )
     return folder
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
 
 
 def status(league: Path, name: str, version: str) -> dict[str, Any]:
