@@ -1,7 +1,8 @@
 """Bot processes: start in their own process group under resource limits, capture their
 output with a size cap, and stop them with everything they spawned.
 
-This module and :mod:`referee.server` are the only ones that touch processes and sockets.
+This module, :mod:`referee.build` (a submitted bot's build) and :mod:`referee.server` are
+the only ones that touch processes and sockets.
 """
 
 from __future__ import annotations

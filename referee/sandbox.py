@@ -190,6 +190,7 @@ def sandbox_command(
     read_only: Sequence[str] = (),
     hidden: Sequence[str] = (),
     tmp_mb: int = 64,
+    mounts: Sequence[str] = (),
 ) -> list[str]:
     """The bubblewrap command that runs ``argv`` sandboxed.
 
@@ -197,7 +198,9 @@ def sandbox_command(
     ``read_only``: more paths to show; ``hidden``: paths never shown, even inside those;
     ``cwd``: its working directory (an empty folder where nothing is shown there);
     ``main_thread``: whether the caller is the process's main thread (bubblewrap's
-    parent-death signal follows the thread that starts it, see :mod:`referee.bots`).
+    parent-death signal follows the thread that starts it, see :mod:`referee.bots`);
+    ``mounts``: more bubblewrap mount options, applied after every path shown (a build's
+    writable folder, :mod:`referee.build`).
     """
     command = [
         shutil.which("bwrap") or "bwrap",
@@ -253,6 +256,7 @@ def sandbox_command(
     for path in hidden:
         if _is_under(path, shown) and os.path.exists(path):
             command += _mask(path)
+    command += mounts
     working = cwd or home or "/tmp"
     if working != "/tmp" and not _is_under(os.path.realpath(working), shown):
         command += ["--dir", working]  # an empty folder, where nothing of it is shown

@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from referee.bots import BotSpec, ResourceLimits
+from referee.build import BuildLimits
 from referee.bundled import bundled_bot_names, sample_bots_dir
 from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
@@ -41,6 +42,8 @@ __all__ = [
     "ExecutorSetup",
     "LimitsConfig",
     "ListenConfig",
+    "SubmissionsConfig",
+    "SubmissionsSetup",
     "TLSConfig",
     "TimeControlConfig",
     "TournamentConfig",
@@ -57,9 +60,28 @@ _Z85_KEY = re.compile(r"[0-9A-Za-z.\-:+=^!/*?&<>()\[\]{}@%$#]{40}")
 _SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 _DEFAULT_LIMITS = ResourceLimits()
 _DEFAULT_TIME = TimeControl()
+_DEFAULT_BUILD = BuildLimits()
 
 Format = Literal["round_robin", "gauntlet"]
 ExecutorKind = Literal["local", "dask"]
+
+
+_BOT_NAME_RULE = (
+    "a bot name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+)
+
+
+def _matching(value: object, pattern: re.Pattern[str], rule: str) -> object:
+    """``value``, unless it is a string that ``pattern`` does not match whole: then a
+    ``ValueError`` saying ``rule`` (a field validator's check of a name)."""
+    if isinstance(value, str) and not pattern.fullmatch(value):
+        raise ValueError(rule)
+    return value
+
+
+def _is_arguments(value: object) -> bool:
+    """True for a non-empty list of strings: a command as arguments."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
 
 
 class _Model(BaseModel):
@@ -144,19 +166,12 @@ class BotConfig(_Model):
     @field_validator("name", mode="before")
     @classmethod
     def _check_name(cls, value: object) -> object:
-        if isinstance(value, str) and not BOT_NAME_PATTERN.fullmatch(value):
-            raise ValueError(
-                "a bot name is 1 to 64 letters, digits, '_', '.' or '-', starting with a "
-                "letter or digit"
-            )
-        return value
+        return _matching(value, BOT_NAME_PATTERN, _BOT_NAME_RULE)
 
     @field_validator("command", mode="before")
     @classmethod
     def _check_command(cls, value: object) -> object:
-        if value is None or isinstance(value, str):
-            return value
-        if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        if value is None or isinstance(value, str) or _is_arguments(value):
             return value
         raise ValueError(
             "must be a bundled bot's name, a command line string or a non-empty list of strings"
@@ -248,11 +263,94 @@ class ListenConfig(_Model):
     )
 
 
+class BuildConfig(_Model):
+    """What a submission's build may use (it runs sandboxed, without network)."""
+
+    timeout_s: int = Field(
+        default=int(_DEFAULT_BUILD.timeout_s), ge=1, le=86400, description="Wall-clock seconds."
+    )
+    size_mb: int = Field(
+        default=_DEFAULT_BUILD.size_mb,
+        ge=1,
+        description="Size of the bot's folder after its build, in MiB (the build writes in a "
+        "tmpfs of this size, which counts as its memory).",
+    )
+    max_files: int = Field(
+        default=100_000, ge=1, description="Files and folders of the bot's folder after its build."
+    )
+    memory_mb: int | None = Field(
+        default=_DEFAULT_BUILD.memory_mb, ge=64, description="Memory of the build (a cgroup limit)."
+    )
+    processes: int | None = Field(
+        default=_DEFAULT_BUILD.processes,
+        ge=8,
+        description="Processes and threads of the build (a cgroup limit).",
+    )
+    tmp_mb: int = Field(
+        default=_DEFAULT_BUILD.tmp_mb, ge=1, description="Size of the build's private /tmp, MiB."
+    )
+    log_bytes: int = Field(
+        default=_DEFAULT_BUILD.log_bytes, ge=0, description="Bytes of the build's output kept."
+    )
+    read_only: list[str] = Field(
+        default_factory=list,
+        description="More paths every build sees, read-only (a toolchain, an offline package "
+        "cache), relative to the config file's directory.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="More environment variables of every build."
+    )
+
+
+class CheckConfig(_Model):
+    """The check-bot checklist every built submission must pass."""
+
+    matches: int = Field(default=2, ge=1, le=20, description="Matches of its several_matches item.")
+    decision_ms: int | None = Field(
+        default=None, ge=1, description="Deadline of a decision; default: the time_control's."
+    )
+    warmup_ms: int | None = Field(
+        default=None, ge=1, description="Time to start up; default: the time_control's."
+    )
+
+
+class SubmissionsConfig(_Model):
+    """A store of submitted bots (``aegis-ref submit``): every accepted submission's latest
+    version plays, besides the config's ``bots``."""
+
+    folder: str = Field(
+        min_length=1, description="The store of submissions, relative to the config file."
+    )
+    max_upload_mb: int = Field(
+        default=64, ge=1, description="Largest submission (its files, unpacked), in MiB."
+    )
+    max_files: int = Field(
+        default=20_000, ge=1, description="Most files and folders in one submission."
+    )
+    build: BuildConfig = BuildConfig()  # frozen: safe to share
+    check: CheckConfig = CheckConfig()  # frozen: safe to share
+    limits: LimitsConfig = Field(
+        default=LimitsConfig(),  # frozen: safe to share
+        description="Each submitted bot's limits, unless its manifest asks for others.",
+    )
+    max_limits: LimitsConfig | None = Field(
+        default=None,
+        description="The most a manifest may ask for, by limit; a limit not named here is "
+        "as 'limits' says (a bot may ask for less, never for more).",
+    )
+    poll_s: float = Field(
+        default=5.0, gt=0, le=3600, description="How often 'aegis-ref league' looks for new ones."
+    )
+
+
 class TournamentConfig(_Model):
     """A tournament config file, as validated (before bot commands are resolved)."""
 
     name: str = Field(min_length=1, max_length=200, description="The tournament's name.")
-    bots: list[BotConfig] = Field(min_length=2, description="The bots, at least two.")
+    bots: list[BotConfig] = Field(
+        default_factory=list,
+        description="The bots, at least two; or fewer, and the bots of 'submissions'.",
+    )
     format: Format = Field(
         default="round_robin",
         description="round_robin: every pair plays; gauntlet: the bots named in 'gauntlet' "
@@ -282,7 +380,8 @@ class TournamentConfig(_Model):
     )
     output: str | None = Field(
         default=None,
-        description="Output directory, relative to the current directory; default results/<name>.",
+        description="Output directory, relative to the current directory (to the config "
+        "file's, for a league: a config with 'submissions'); default results/<name>.",
     )
     anchor: str | None = Field(
         default=None, description="A bot whose Elo is fixed at 1500; default: the mean is 1500."
@@ -305,12 +404,23 @@ class TournamentConfig(_Model):
         description="Sandboxed bots: freeze a bot while its opponent decides, so that it "
         "cannot take CPU from it.",
     )
+    submissions: SubmissionsConfig | None = Field(
+        default=None,
+        description="A store of submitted bots, whose latest accepted versions play too (a "
+        "league): a folder, or a mapping {folder: ..., limits: ...}.",
+    )
 
     @field_validator("executor", mode="before")
     @classmethod
     def _executor_kind(cls, value: object) -> object:
         # ``executor: local`` is short for ``executor: {kind: local}``.
         return {"kind": value} if isinstance(value, str) else value
+
+    @field_validator("submissions", mode="before")
+    @classmethod
+    def _submissions_folder(cls, value: object) -> object:
+        # ``submissions: DIR`` is short for ``submissions: {folder: DIR}``.
+        return {"folder": value} if isinstance(value, str) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +457,27 @@ class ExecutorSetup:
 
 
 @dataclass(frozen=True, slots=True)
+class SubmissionsSetup:
+    """A store of submissions, resolved (see :class:`SubmissionsConfig`)."""
+
+    folder: Path
+    max_upload_bytes: int = 64 * 1024 * 1024
+    max_files: int = 20_000
+    build: BuildLimits = field(default_factory=BuildLimits)
+    build_max_files: int = 100_000
+    build_read_only: tuple[str, ...] = ()
+    build_env: Mapping[str, str] = field(default_factory=dict)
+    check_matches: int = 2
+    #: The check's clock; None: the tournament's.
+    check_decision_ms: int | None = None
+    check_warmup_ms: int | None = None
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    #: The most a manifest may ask for, by limit (None: no limit).
+    max_limits: Mapping[str, int | None] = field(default_factory=dict)
+    poll_s: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
 class TournamentSetup:
     """A validated config with everything resolved: ready to schedule and play."""
 
@@ -378,6 +509,13 @@ class TournamentSetup:
     secret_files: tuple[Path, ...] = ()
     #: The config file, if the setup came from one.
     source: Path | None = None
+    #: The store of submitted bots (config key ``submissions``), if any; its bots join
+    #: ``bots`` when a run starts (:func:`tournaments.submissions.enter_submissions`).
+    submissions: SubmissionsSetup | None = None
+    #: Bots replaced by a newer version of theirs, each with the bot replacing it: their
+    #: unplayed matches leave the schedule, and their results the standings (they stay in
+    #: the store, as history).
+    retired: tuple[tuple[str, str], ...] = ()
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -548,6 +686,9 @@ _KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "executor": tuple(ExecutorConfig.model_fields),
     "tls": tuple(TLSConfig.model_fields),
     "listen": tuple(ListenConfig.model_fields),
+    "submissions": tuple(SubmissionsConfig.model_fields),
+    "build": tuple(BuildConfig.model_fields),
+    "check": tuple(CheckConfig.model_fields),
 }
 
 
@@ -563,6 +704,13 @@ def _known_keys(path: _Path) -> tuple[str, ...]:
         return _KNOWN_KEYS["bot"]
     if path[0] == "bots" and len(path) == 3 and path[2] == "limits":
         return _KNOWN_KEYS["limits"]
+    if path[0] == "submissions":
+        if len(path) == 1:
+            return _KNOWN_KEYS["submissions"]
+        if len(path) == 2 and path[1] in ("build", "check"):
+            return _KNOWN_KEYS[str(path[1])]
+        if len(path) == 2 and path[1] in ("limits", "max_limits"):
+            return _KNOWN_KEYS["limits"]
     return ()
 
 
@@ -583,8 +731,15 @@ def _data_path(data: Any, loc: Sequence[str | int]) -> _Path:
 
 
 def _pydantic_issues(
-    error: ValidationError, data: Any, source: str, lines: Mapping[_Path, _Lines]
+    error: ValidationError,
+    data: Any,
+    source: str,
+    lines: Mapping[_Path, _Lines],
+    known_keys: Callable[[_Path], tuple[str, ...]] | None = None,
 ) -> list[ConfigIssue]:
+    """Each of pydantic's errors as an issue at its line; ``known_keys`` (default: the
+    config's) lists the keys allowed at a place, for an unknown key's message."""
+    known_keys = known_keys or _known_keys
     issues: list[ConfigIssue] = []
     seen: set[_Path] = set()
     for item in error.errors(include_url=False):
@@ -597,7 +752,7 @@ def _pydantic_issues(
             )
             continue
         if kind == "extra_forbidden":
-            known = ", ".join(_known_keys(path[:-1]))
+            known = ", ".join(known_keys(path[:-1]))
             message = f"unknown key{f'; known keys here: {known}' if known else ''}"
             issues.append(_issue(source, lines, _PathError(path, message), at_key=True))
             continue
@@ -887,7 +1042,79 @@ def _cross_checks(config: TournamentConfig) -> list[_PathError]:
         )
     if config.anchor is not None and config.anchor not in names:
         problems.append(_PathError(("anchor",), f"unknown bot {config.anchor!r}; bots: {listing}"))
+    if config.submissions is None and len(config.bots) < 2:
+        problems.append(
+            _PathError(
+                ("bots",),
+                f"a tournament needs at least 2 bots, got {len(config.bots)} (or a "
+                "'submissions' folder, whose bots play too)",
+            )
+        )
+    if config.submissions is not None and config.sandbox == "off":
+        problems.append(
+            _PathError(
+                ("sandbox",),
+                "submitted bots (and their builds) always run sandboxed: use auto or required",
+            )
+        )
     return problems
+
+
+def _resolve_submissions(
+    config: SubmissionsConfig | None, base_dir: Path
+) -> tuple[SubmissionsSetup | None, list[_PathError]]:
+    """The store of submissions' setup, or the problems with its keys."""
+    if config is None:
+        return None, []
+    problems: list[_PathError] = []
+    read_only = []
+    for number, text in enumerate(config.build.read_only):
+        shown = Path(os.path.normpath(base_dir / Path(text).expanduser()))
+        if not shown.exists():
+            problems.append(
+                _PathError(
+                    ("submissions", "build", "read_only", number),
+                    f"path {str(shown)!r} does not exist",
+                )
+            )
+        read_only.append(str(shown))
+    limits = config.limits.model_dump()
+    ceiling = dict(limits)  # a limit max_limits leaves out: as 'limits' says
+    if config.max_limits is not None:
+        ceiling.update(config.max_limits.model_dump(include=config.max_limits.model_fields_set))
+    for key, value in limits.items():
+        most = ceiling.get(key)
+        if most is not None and (value is None or value > most):
+            problems.append(
+                _PathError(
+                    ("submissions", "limits", key),
+                    f"{value} is over max_limits.{key}, {most}: the most a bot may ask for",
+                )
+            )
+    build = config.build
+    setup = SubmissionsSetup(
+        folder=Path(os.path.normpath(base_dir / Path(config.folder).expanduser())),
+        max_upload_bytes=config.max_upload_mb * 1024 * 1024,
+        max_files=config.max_files,
+        build=BuildLimits(
+            timeout_s=float(build.timeout_s),
+            size_mb=build.size_mb,
+            memory_mb=build.memory_mb,
+            processes=build.processes,
+            tmp_mb=build.tmp_mb,
+            log_bytes=build.log_bytes,
+        ),
+        build_max_files=build.max_files,
+        build_read_only=tuple(read_only),
+        build_env=dict(build.env),
+        check_matches=config.check.matches,
+        check_decision_ms=config.check.decision_ms,
+        check_warmup_ms=config.check.warmup_ms,
+        limits=ResourceLimits(**limits),
+        max_limits=ceiling,
+        poll_s=config.poll_s,
+    )
+    return setup, problems
 
 
 def _slug(name: str) -> str:
@@ -924,6 +1151,8 @@ def parse_config(
     problems += executor_problems
     listener, listen_problems = _resolve_listen(config, base_dir)
     problems += listen_problems
+    submissions, submission_problems = _resolve_submissions(config.submissions, base_dir)
+    problems += submission_problems
     specs: list[BotSpec] = []
     for index, bot in enumerate(config.bots):
         try:
@@ -939,6 +1168,10 @@ def parse_config(
         bank_ms=config.time_control.bank_ms,
         warmup_ms=config.time_control.warmup_ms,
     )
+    output = Path(config.output) if config.output else Path("results") / _slug(config.name)
+    if submissions is not None and not output.is_absolute():
+        # A league runs for weeks, restarted from anywhere: its results stay next to it.
+        output = base_dir / output
     setup = TournamentSetup(
         name=config.name,
         bots=tuple(specs),
@@ -949,7 +1182,7 @@ def parse_config(
         time_control=time_control,
         concurrency=config.concurrency,
         seed=config.seed,
-        output=Path(config.output) if config.output else Path("results") / _slug(config.name),
+        output=output,
         anchor=config.anchor,
         executor=executor,
         listen=listener,
@@ -961,6 +1194,7 @@ def parse_config(
             if config.listen is not None
             else ()
         ),
+        submissions=submissions,
     )
     # Without a seed, the bots' AEGIS_SEED waits for the one the results store gives.
     return setup if config.seed is None else setup.with_seed(config.seed)

@@ -12,7 +12,9 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreMismatchError",
+    "SubmissionRejectedError",
     "TournamentError",
+    "UploadError",
 ]
 
 
@@ -57,3 +59,16 @@ class StoreLockedError(StoreError):
 class ClusterError(TournamentError):
     """The cluster executor cannot be used: the extra is not installed, the scheduler cannot
     be reached, or its workers cannot run the tournament's bots."""
+
+
+class UploadError(TournamentError):
+    """A submission's files that a league does not take in (an archive with a path out of
+    it, a link out, too many bytes): the message names the entry and the reason."""
+
+
+class SubmissionRejectedError(TournamentError):
+    """A submission a league does not take; ``reasons`` says why, one reason a line."""
+
+    def __init__(self, reasons: Sequence[str]) -> None:
+        self.reasons = tuple(reasons)
+        super().__init__("\n".join(self.reasons))

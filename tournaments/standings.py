@@ -29,6 +29,8 @@ from tournaments.store import (
     read_containment,
     read_meta,
     result_groups,
+    retired_bots,
+    retired_counts,
     snapshot,
     stored_bot_names,
 )
@@ -254,16 +256,28 @@ def build_standings(
 def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None) -> Standings:
     """The standings of the store behind ``connection``, read in one transaction (the
     results by seats and by pair must be the same matches, even during a run); ``anchor``
-    overrides the stored rating anchor."""
+    overrides the stored rating anchor. A retired bot (a league's bot replaced by its next
+    version) and its matches are left out: they are the bot's history
+    (:func:`tournaments.league.bot_history`)."""
     with snapshot(connection):
         meta = read_meta(connection)
+        names, groups = stored_bot_names(connection), result_groups(connection)
+        pairs = pair_results(connection)
+        played, scheduled = count_results(connection), count_scheduled(connection)
+        retired = retired_bots(connection)
+        if retired:
+            names = [name for name in names if name not in retired]
+            groups = (group for group in groups if not set(group.seats) & retired.keys())
+            pairs = (pair for pair in pairs if not set(pair.bots) & retired.keys())
+            retired_scheduled, retired_played = retired_counts(connection)
+            played, scheduled = played - retired_played, scheduled - retired_scheduled
         return build_standings(
             meta.name if meta is not None else "",
-            stored_bot_names(connection),
-            result_groups(connection),
-            matches_played=count_results(connection),
-            matches_scheduled=count_scheduled(connection),
+            names,
+            groups,
+            matches_played=played,
+            matches_scheduled=scheduled,
             anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
             containment=read_containment(connection),
-            pairs=pair_results(connection),
+            pairs=pairs,
         )

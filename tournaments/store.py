@@ -2,7 +2,7 @@
 
 Layout of an output directory::
 
-    results.sqlite          meta, bots, schedule, results (this module's schema)
+    results.sqlite          meta, bots, schedule, results, retired (this module's schema)
     records/match-<id>.jsonl    each finished match in the record format (docs/records.md)
     logs/                   the bots' output, per worker process
 
@@ -46,6 +46,8 @@ __all__ = [
     "MatchActivity",
     "PairGroup",
     "ResultGroup",
+    "RetiredBot",
+    "StoredBot",
     "StoredFault",
     "StoredMatch",
     "StoredMeta",
@@ -65,11 +67,15 @@ __all__ = [
     "record_path",
     "remove_stale_temporaries",
     "result_groups",
+    "retire_bots",
+    "retired_bots",
+    "retired_counts",
     "save_bots",
     "save_result",
     "snapshot",
     "stored_activity",
     "stored_bot_names",
+    "stored_bots",
     "stored_matches",
     "stored_outcomes",
     "write_record",
@@ -125,6 +131,11 @@ CREATE TABLE IF NOT EXISTS results (
     duration_s REAL NOT NULL,
     worker TEXT NOT NULL,
     finished_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS retired (
+    name TEXT PRIMARY KEY,
+    replaced_by TEXT,
+    retired_at TEXT NOT NULL
 );
 """
 
@@ -432,6 +443,59 @@ def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatc
         return connection.total_changes - before
 
 
+@dataclass(frozen=True, slots=True)
+class RetiredBot:
+    """A bot replaced by a newer version of itself (a league's): its results are history."""
+
+    name: str
+    replaced_by: str | None
+    retired_at: str
+
+
+def retire_bots(connection: sqlite3.Connection, retired: Mapping[str, str | None]) -> int:
+    """Retire each bot of ``retired`` (name: the bot replacing it), in one transaction: note
+    it, and take its matches not yet played out of the schedule; return how many left it.
+    Its stored results stay. A bot retired already keeps its first note."""
+    if not retired:
+        return 0
+    now = _now()
+    with connection:
+        connection.executemany(
+            "INSERT OR IGNORE INTO retired (name, replaced_by, retired_at) VALUES (?, ?, ?)",
+            ((name, by, now) for name, by in retired.items()),
+        )
+        before = connection.total_changes
+        connection.executemany(
+            "DELETE FROM schedule WHERE (seat0 = ? OR seat1 = ?) "
+            "AND match_id NOT IN (SELECT match_id FROM results)",
+            ((name, name) for name in retired),
+        )
+        return connection.total_changes - before
+
+
+def retired_bots(connection: sqlite3.Connection) -> dict[str, RetiredBot]:
+    """The retired bots by name (none in a store made before leagues)."""
+    try:
+        cursor = connection.execute("SELECT name, replaced_by, retired_at FROM retired")
+    except sqlite3.OperationalError:  # a store older than the table, opened read-only
+        return {}
+    return {name: RetiredBot(name, by, at) for name, by, at in cursor}
+
+
+def retired_counts(connection: sqlite3.Connection) -> tuple[int, int]:
+    """Matches of the schedule, and stored results, in which a retired bot played."""
+    if not retired_bots(connection):
+        return 0, 0
+    counts = []
+    for table in ("schedule", "results"):
+        row = connection.execute(
+            f"SELECT count(*) FROM {table} WHERE seat0 IN (SELECT name FROM retired) "
+            "OR seat1 IN (SELECT name FROM retired)"
+        ).fetchone()
+        counts.append(int(row[0]))
+    return counts[0], counts[1]
+
+
 def count_scheduled(connection: sqlite3.Connection) -> int:
     """Matches in the schedule table (every config run on this store, unioned)."""
     return int(connection.execute("SELECT count(*) FROM schedule").fetchone()[0])
@@ -588,6 +652,23 @@ def pair_results(connection: sqlite3.Connection) -> Iterator[PairGroup]:
     )
     for low, high, low_wins, high_wins, pairs in cursor:
         yield PairGroup((low, high), (low_wins, high_wins), pairs)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBot:
+    """A bot of the store: when it was first and last in a run's config."""
+
+    name: str
+    first_seen: str
+    last_seen: str
+
+
+def stored_bots(connection: sqlite3.Connection) -> list[StoredBot]:
+    """The store's bots in the order they were first added."""
+    cursor = connection.execute(
+        "SELECT name, first_seen, last_seen FROM bots ORDER BY first_seen, rowid"
+    )
+    return [StoredBot(name, first, last) for name, first, last in cursor]
 
 
 def stored_bot_names(connection: sqlite3.Connection) -> list[str]:

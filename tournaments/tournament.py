@@ -67,10 +67,13 @@ from tournaments.store import (
     record_containment,
     record_path,
     remove_stale_temporaries,
+    retire_bots,
+    retired_counts,
     save_bots,
     save_result,
     write_record,
 )
+from tournaments.submissions import enter_submissions
 from tournaments.worker import (
     MatchOutcome,
     MatchTask,
@@ -488,6 +491,7 @@ def run_tournament(
     :class:`TournamentError` (config, store, lock or cluster problems) before any match is
     played.
     """
+    setup = enter_submissions(setup)  # a league's: its submitted bots' latest versions
     _check_remote_bots(setup)
     sandbox = tournament_sandbox(setup)
     stop = stop or StopRequest()
@@ -530,6 +534,8 @@ def run_tournament(
                 for problem in shared_folders(setup.bots):
                     (warn or display.note)(f"WARNING: {problem}")
             save_bots(connection, setup.bots)
+            if setup.retired:
+                retire_bots(connection, dict(setup.retired))
             remove_stale_temporaries(output)
             added = add_schedule(connection, tournament_schedule(setup))
             total = schedule_size(
@@ -541,7 +547,8 @@ def run_tournament(
             stored_before = sum(
                 1 for match in tournament_schedule(setup) if is_stored(connection, match.match_id)
             )
-            others = count_results(connection) - stored_before
+            history = retired_counts(connection)[1]  # replaced versions' matches
+            others = count_results(connection) - stored_before - history
             if stored_before:
                 display.note(
                     f"Resuming in {output}: {stored_before} of {total} matches already stored"
@@ -551,6 +558,11 @@ def run_tournament(
                 display.note(
                     f"{others} stored match(es) are not in this config's schedule (a bot "
                     "removed, or fewer matches per pair); they still count in the standings"
+                )
+            if history:
+                display.note(
+                    f"{history} stored match(es) of replaced versions stay in the store as "
+                    "their history, out of the standings"
                 )
             if setup.listen is not None and any(spec.is_remote for spec in setup.bots):
                 remote = ", ".join(spec.name for spec in setup.bots if spec.is_remote)

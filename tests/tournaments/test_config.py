@@ -170,7 +170,7 @@ def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
         "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
         "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
         "matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
-        "executor, listen, sandbox, freeze_opponent",
+        "executor, listen, sandbox, freeze_opponent, submissions",
     ]
 
 
@@ -226,7 +226,8 @@ TWO_BOTS = "name: x\nbots: [{name: a, command: random}, {name: b, command: rando
         ),
         (
             "name: x\nbots: [{name: a, command: random}]\n",
-            "config.yaml:2: bots: should have at least 2 items after validation, not 1",
+            "config.yaml:2: bots: a tournament needs at least 2 bots, got 1 (or a "
+            "'submissions' folder, whose bots play too)",
         ),
         (
             "name: x\nbots:\n  - {name: a b, command: random}\n  - {name: b, command: random}\n",

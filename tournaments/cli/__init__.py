@@ -11,12 +11,14 @@ import typer
 from tournaments.cli import (
     check_bot,
     keygen,
+    league,
     match,
     play,
     replay,
     schema,
     selfplay,
     sprt,
+    submit,
     tournament,
     verify,
 )
@@ -33,7 +35,21 @@ app = typer.Typer(
     add_completion=False,
     cls=HelpGroup,  # lists the commands in help.COMMAND_ORDER, each with its examples
 )
-for module in (selfplay, verify, match, keygen, replay, check_bot, schema, tournament, sprt, play):
+# help.COMMAND_ORDER, not this order, is the order of ``aegis-ref --help``.
+for module in (
+    selfplay,
+    verify,
+    match,
+    keygen,
+    replay,
+    check_bot,
+    schema,
+    tournament,
+    sprt,
+    play,
+    submit,
+    league,
+):
     app.add_typer(module.app)
 
 

@@ -31,7 +31,7 @@ from tournaments.cli.options import (
     warmup_ms_flag,
 )
 
-__all__ = ["EXIT_FAILED", "EXIT_UNUSABLE", "app", "check_bot_command"]
+__all__ = ["EXIT_FAILED", "EXIT_UNUSABLE", "app", "check_bot_command", "print_item"]
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -116,15 +116,16 @@ def check_bot_command(
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
         typer.echo(f"Checking {spec.name}: {shlex.join(spec.command)}")
-        report = check_bot(spec, settings, on_result=_print_item)
+        report = check_bot(spec, settings, on_result=print_item)
         _print_summary(report)
     if not report.passed:
         raise typer.Exit(EXIT_FAILED)
 
 
-def _print_item(result: ItemResult) -> None:
+def print_item(result: ItemResult, indent: str = "") -> None:
+    """One line of the report: the item's status (in colour), its name and the reason."""
     status = typer.style(result.status.value, fg=_COLOURS.get(result.status), bold=True)
-    typer.echo(f"{status} {result.name}: {result.reason}")
+    typer.echo(f"{indent}{status} {result.name}: {result.reason}")
 
 
 def _print_summary(report: CheckReport) -> None:

@@ -21,7 +21,8 @@ __all__ = ["COMMAND_ORDER", "EXAMPLES", "HelpGroup", "install"]
 
 #: The commands in the order ``aegis-ref --help`` lists them: the order a user meets them
 #: (the quick start's tournament and its readers, then a bot author's check, match and play,
-#: the records' tools, A/B tests, remote bots' keys, and the developers' tools).
+#: the records' tools, A/B tests, submissions and leagues, remote bots' keys, and the
+#: developers' tools).
 COMMAND_ORDER = (
     "tournament",
     "standings",
@@ -32,6 +33,9 @@ COMMAND_ORDER = (
     "replay",
     "verify",
     "sprt",
+    "submit",
+    "submissions",
+    "league",
     "keygen",
     "selfplay",
     "schema",
@@ -65,6 +69,15 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "verify": ("aegis-ref verify games.jsonl", "aegis-ref verify results/demo"),
     "sprt": ("aegis-ref sprt 'python3 new.py' 'python3 old.py' --elo0 0 --elo1 20",),
+    "submit": (
+        "aegis-ref submit my-bot/ --league leagues/spring",
+        "aegis-ref submit my-bot-1.2.tar.gz --league leagues/spring --no-wait",
+    ),
+    "submissions": ("aegis-ref submissions leagues/spring",),
+    "league": (
+        "aegis-ref league leagues/spring",
+        "aegis-ref league leagues/spring --once",
+    ),
     "keygen": ("aegis-ref keygen referee.key",),
     "selfplay": ("aegis-ref selfplay --matches 100 --seed 3 --record self.jsonl",),
     "schema": ("aegis-ref schema", "aegis-ref schema --out protocol/schema"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import shlex
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -144,12 +145,27 @@ def standings(
     anchor: Annotated[
         str | None, typer.Option(help="Fix this bot's Elo at 1500 (default: mean 1500).")
     ] = None,
+    history: Annotated[
+        str | None,
+        typer.Option(
+            "--history",
+            metavar="BOT",
+            help="Instead: every version of BOT in a league, when each entered and was "
+            "replaced, and its record (table, csv, json or markdown).",
+        ),
+    ] = None,
 ) -> None:
     """Print the standings of a tournament's output directory, even while it runs."""
     try:
         connection = open_store(output_dir, read_only=True)
     except TournamentError as error:
         raise _fail(str(error)) from None
+    if history is not None:
+        try:
+            _print_history(connection, history, format)
+        finally:
+            connection.close()
+        return
     try:
         table = load_standings(connection, anchor=anchor)
     finally:
@@ -158,6 +174,15 @@ def standings(
         known = ", ".join(row.name for row in table.rows)
         raise _fail(f"--anchor: unknown bot {anchor!r}; bots: {known}")
     render_standings(table, format.value, _console())
+
+
+def _print_history(connection: sqlite3.Connection, name: str, format: StandingsFormat) -> None:
+    from tournaments.cli.league import print_history  # the league's own part of standings
+
+    if format is StandingsFormat.HTML:
+        raise _fail("--history: give --format table, csv, json or markdown")
+    if not print_history(connection, name, format.value, _console()):
+        raise _fail(f"--history: no bot {name!r} (nor any version of it) in this store")
 
 
 @app.command()
