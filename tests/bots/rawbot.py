@@ -2,6 +2,7 @@
 purpose. It answers every decision with the first legal action unless told otherwise:
 
     rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE] [--log-messages FILE]
+              [--hold FILE [--hold-at M]]
 
 It speaks protocol 1.0 only, as a bot written before 1.1 does.
 
@@ -15,6 +16,9 @@ strict_fields answers a ``decide`` holding a field the protocol does not define 
 ``error``, no_ready never answers ``match_start``, garbage_at_match_end answers
 ``match_end`` with bytes that are not msgpack (a stray message between matches), and
 big_at_match_end answers it with a valid 10 KB ``pong`` (a large one).
+
+With ``--hold FILE`` the bot answers its M-th ``match_start`` (default 2) only once FILE
+exists (at most 30 s later): a test holds a tournament still there, to look at it.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ def main() -> int:
     parser.add_argument("--pidfile", help="child_ignores_term: write the child's pid here")
     parser.add_argument("--report-cpus", help="append 'NAME PARENT_PID CPU,...' (its affinity)")
     parser.add_argument("--log-messages", help="append every message received, as JSON lines")
+    parser.add_argument("--hold", help="wait for this file before a match_start's ready")
+    parser.add_argument("--hold-at", type=int, default=2, help="which match_start to hold")
     arguments = parser.parse_args()
     fault, at = arguments.fault, arguments.at
     if arguments.report_cpus:
@@ -85,6 +91,7 @@ def main() -> int:
     versions = ["7.0"] if fault == "wrong_version" else ["1.0"]
     send({"type": "hello", "versions": versions, "name": arguments.name, "token": token})
     decisions = 0
+    starts = 0
     while True:
         if not socket.poll(30_000):
             return 3
@@ -98,6 +105,11 @@ def main() -> int:
         if kind in ("reject", "shutdown"):
             return 0 if kind == "shutdown" else 2
         if kind == "match_start":
+            starts += 1
+            if arguments.hold and starts == arguments.hold_at:
+                deadline = time.monotonic() + 30
+                while not os.path.exists(arguments.hold) and time.monotonic() < deadline:
+                    time.sleep(0.02)
             if fault != "no_ready":
                 send({"type": "ready", "reply_to": message["id"]})
         elif kind == "ping":
