@@ -9,6 +9,7 @@ __all__ = [
     "ClusterError",
     "ConfigError",
     "ConfigIssue",
+    "PreflightError",
     "StoreError",
     "StoreLockedError",
     "StoreMismatchError",
@@ -57,3 +58,11 @@ class StoreLockedError(StoreError):
 class ClusterError(TournamentError):
     """The cluster executor cannot be used: the extra is not installed, the scheduler cannot
     be reached, or its workers cannot run the tournament's bots."""
+
+
+class PreflightError(TournamentError):
+    """A bot could not start as the tournament runs it (``names``): nothing was played."""
+
+    def __init__(self, message: str, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        super().__init__(message)
