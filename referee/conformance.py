@@ -58,7 +58,7 @@ from protocol.codes import ErrorCode
 from protocol.version import SEED_VERSION
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
-from referee.faults import Fault, FaultKind
+from referee.faults import Fault, FaultKind, fault_reason
 from referee.rules.actions import parse_action
 from referee.rules.cards import DECK, Card, parse_card
 from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
@@ -377,7 +377,9 @@ class _Checker:
         self.restarts += 1
         fault = self.start()
         if fault is not None:
-            self.unavailable = f"the bot could not be restarted ({_describe(fault)})"
+            self.unavailable = (
+                f"the bot could not be restarted ({fault_reason(fault, self.spec.command)})"
+            )
             return self.unavailable
         return None
 
@@ -415,7 +417,7 @@ class _Checker:
             self.connected(), message, "ready", self.settings.warmup_ms / 1000
         )
         if isinstance(outcome, Fault):
-            return f"no ready to match_start ({_describe(outcome)})"
+            return f"no ready to match_start ({fault_reason(outcome, self.spec.command)})"
         return None
 
     def ask(
@@ -428,7 +430,9 @@ class _Checker:
         session = self.connected()
         outcome = self.server.request(session, message, "act", wait_ms / 1000)
         if isinstance(outcome, Fault):
-            return _Answer(None, None, float(wait_ms), _describe(outcome), outcome.kind)
+            return _Answer(
+                None, None, float(wait_ms), fault_reason(outcome, self.spec.command), outcome.kind
+            )
         text = outcome.message["action"]
         try:
             after = apply(state, seat, parse_action(text))
@@ -507,15 +511,6 @@ class _Checker:
                 return Fail(f"{position.title}: {answer.problem}")
             seen.append(f"{position.title}: {answer.action!r} in {answer.elapsed_ms:.1f} ms")
         return Pass("; ".join(seen))
-
-
-def _describe(fault: Fault) -> str:
-    """A fault in a few words, with the bot's last line of output if it wrote any."""
-    text = f"{fault.kind.value}: {fault.detail}"
-    tail = [line for line in fault.stderr_tail if line.strip()]
-    if tail:
-        text += f"; its last output: {tail[-1].strip()[:200]!r}"
-    return text
 
 
 def _shortened(items: Sequence[str], keep: int = 6) -> str:
@@ -698,7 +693,7 @@ def check_handshake(checker: _Checker) -> Verdict:
         checker.unavailable = "the bot did not complete the handshake"
         if session is not None:
             checker.server.stop_bot(session, "handshake failed", grace=0.0)
-        return Fail(_describe(fault) if fault is not None else "no hello")
+        return Fail(fault_reason(fault, checker.spec.command) if fault is not None else "no hello")
     hello = session.hello
     return Pass(
         f"hello from {hello.name!r} offering {', '.join(hello.versions)}, with its token, "
@@ -725,7 +720,7 @@ def check_unsupported_version(checker: _Checker) -> Verdict:
                     "which it cannot speak"
                 )
             if fault.kind is not FaultKind.VERSION:
-                return Fail(f"no hello to reject ({_describe(fault)})")
+                return Fail(f"no hello to reject ({fault_reason(fault, checker.spec.command)})")
             started = time.monotonic()
             code = _wait_exit(session, REJECT_EXIT_SECONDS)
             elapsed = time.monotonic() - started
@@ -746,7 +741,7 @@ def check_ping(checker: _Checker) -> Verdict:
     limit = checker.settings.heartbeat_ms
     outcome = checker.server.request(checker.connected(), builders.ping(), "pong", limit / 1000)
     if isinstance(outcome, Fault):
-        return Fail(f"{_describe(outcome)} (heartbeat_ms is {limit})")
+        return Fail(f"{fault_reason(outcome, checker.spec.command)} (heartbeat_ms is {limit})")
     return Pass(f"pong after {outcome.elapsed_ms:.1f} ms (limit {limit} ms)")
 
 
@@ -798,13 +793,16 @@ def check_unknown_type(checker: _Checker) -> Verdict:
         session, {"type": "frobnicate", "detail": "a type from the future"}, "error", limit / 1000
     )
     if isinstance(outcome, Fault):
-        return Fail(f"no error answering 'frobnicate' ({_describe(outcome)})")
+        return Fail(
+            f"no error answering 'frobnicate' ({fault_reason(outcome, checker.spec.command)})"
+        )
     code = outcome.message.get("code")
     if code != ErrorCode.UNKNOWN_TYPE:
         return Fail(f"answered 'frobnicate' with error code {code!r}, not 'unknown_type'")
     after = checker.server.request(session, builders.ping(), "pong", limit / 1000)
     if isinstance(after, Fault):
-        return Fail(f"answered 'frobnicate' properly, then no pong ({_describe(after)})")
+        reason = fault_reason(after, checker.spec.command)
+        return Fail(f"answered 'frobnicate' properly, then no pong ({reason})")
     return Pass(
         f"error unknown_type answering 'frobnicate' after {outcome.elapsed_ms:.1f} ms; then a pong"
     )
@@ -879,14 +877,15 @@ def _checked_match(checker: _Checker, number: int) -> tuple[MatchCourse[Fault], 
     fault = course.forfeit_fault
     if fault is not None:
         if fault.game is None:
-            return f"no ready to match_start ({_describe(fault)})"
+            return f"no ready to match_start ({fault_reason(fault, checker.spec.command)})"
         clock = f"deadline_ms {settings.decision_ms}" + (
             f" + warmup_ms {settings.warmup_ms} for a match's first decision"
             if bot.decisions == 1
             else ""
         )
-        problem = fault.detail if fault.kind is FaultKind.ILLEGAL_ACTION else _describe(fault)
-        return f"game {fault.game}, decision {fault.decision}: {problem} ({clock})"
+        if fault.kind is FaultKind.ILLEGAL_ACTION:  # its output says nothing of the rules
+            return f"game {fault.game}, decision {fault.decision}: {fault.detail} ({clock})"
+        return f"{fault_reason(fault, checker.spec.command)} ({clock})"
     return course, bot.decisions
 
 
@@ -951,7 +950,7 @@ def check_shutdown(checker: _Checker) -> Verdict:
     checker.shutdown_sent = True
     session.closed = True  # nothing more is sent; the cleanup must not say shutdown twice
     if fault is not None:
-        return Fail(f"shutdown could not be sent ({_describe(fault)})")
+        return Fail(f"shutdown could not be sent ({fault_reason(fault, checker.spec.command)})")
     started = time.monotonic()
     code = _wait_exit(session, SHUTDOWN_SECONDS)
     elapsed = time.monotonic() - started

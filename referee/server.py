@@ -100,6 +100,8 @@ class BotSession:
     owed: int = 0
     #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
     endpoint: str | None = None
+    #: Where a started bot's output goes (the server's ``log_dir``), if anywhere.
+    log_path: Path | None = None
 
     @property
     def name(self) -> str:
@@ -255,6 +257,7 @@ class BotServer:
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             log_path = self.log_dir / f"{_safe_name(spec.name)}.log"
+            session.log_path = log_path
         # An endpoint for this bot alone: in its sandbox it sees no other bot's.
         socket_path = f"{self._dir.path}/bot-{next(self._endpoint_numbers)}"
         endpoint = f"ipc://{socket_path}"

@@ -9,6 +9,7 @@ __all__ = [
     "ClusterError",
     "ConfigError",
     "ConfigIssue",
+    "PreflightError",
     "StoreError",
     "StoreLockedError",
     "StoreMismatchError",
@@ -72,3 +73,11 @@ class SubmissionRejectedError(TournamentError):
     def __init__(self, reasons: Sequence[str]) -> None:
         self.reasons = tuple(reasons)
         super().__init__("\n".join(self.reasons))
+
+
+class PreflightError(TournamentError):
+    """A bot could not start as the tournament runs it (``names``): nothing was played."""
+
+    def __init__(self, message: str, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        super().__init__(message)

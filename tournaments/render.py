@@ -8,7 +8,7 @@ import html
 import io
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from rich import box
@@ -28,16 +28,21 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from referee.faults import Fault, explain_fault
+from tournaments.forfeits import row_faults
 from tournaments.ratings import PAIR_UNIT
 from tournaments.standings import Standings, StandingsRow
 
 __all__ = [
     "CSV_COLUMNS",
     "FORMATS",
+    "LinesDisplay",
     "LiveDisplay",
     "QuietDisplay",
     "TournamentDisplay",
     "crosstable_table",
+    "has_fault",
+    "match_line",
     "print_standings",
     "render_standings",
     "standings_json",
@@ -372,6 +377,8 @@ def standings_table(standings: Standings, *, limit: int | None = None) -> Table:
             heading,
             justify="left" if heading in ("bot", "forfeits") else "right",
             no_wrap=heading != "forfeits",
+            # Forfeits by kind wrap, and fold rather than lose letters on a narrow terminal.
+            overflow="fold" if heading == "forfeits" else "ellipsis",
         )
     rows = standings.rows if limit is None else standings.rows[:limit]
     for row in rows:
@@ -423,7 +430,7 @@ def render_standings(standings: Standings, format: str, console: Console) -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# The live display of a running tournament
+# The displays of a running tournament
 
 
 class TournamentDisplay(Protocol):
@@ -436,11 +443,106 @@ class TournamentDisplay(Protocol):
     def match_stored(self, row: Mapping[str, Any]) -> None:
         """A match was stored."""
 
+    def tick(self) -> None:
+        """Nothing else happened: called a few times a second while matches are played."""
+
     def note(self, text: str) -> None:
         """A line of information."""
 
     def finish(self, standings: Standings | None) -> None:
         """The run is over (finished or stopped): final standings if any."""
+
+
+def _count(number: int, noun: str, nouns: str) -> str:
+    return f"{number} {noun if number == 1 else nouns}"
+
+
+def match_line(
+    row: Mapping[str, Any],
+    done: int,
+    total: int,
+    hints: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """One finished match in one line, for people: ``[ 3/12] r0001-a+b: a beat b 10-4 in 5
+    games (2.1 s)``; a forfeit or a void match says why (:func:`referee.faults.explain_fault`,
+    with the bot's last output line). ``hints``: the bots that get a hint where one is known,
+    with their command lines (default: every bot, its command unknown)."""
+
+    def explain(fault: Fault) -> str:
+        if hints is None:
+            return explain_fault(fault)
+        return explain_fault(fault, hints.get(fault.bot, ()), hint=fault.bot in hints)
+
+    seats = (str(row.get("seat0")), str(row.get("seat1")))
+    where = f"[{done:>{len(str(total))}}/{total}] {row.get('match_id')}: "
+    seconds = f"{float(row.get('duration_s') or 0):.1f} s"
+    forfeit, faults = row_faults(row)
+    if row.get("void") or row.get("winner_seat") is None:
+        reasons = "; ".join(explain(fault) for fault in faults)
+        return f"{where}void, both bots failed before the first game ({seconds}): {reasons}"
+    winner_seat = int(row["winner_seat"])
+    winner, loser = seats[winner_seat], seats[1 - winner_seat]
+    scores = (row.get("score0", 0), row.get("score1", 0))
+    games = int(row.get("games") or 0)
+    score = f"{scores[winner_seat]}-{scores[1 - winner_seat]}"
+    if forfeit is None:
+        return (
+            f"{where}{winner} beat {loser} {score} in {_count(games, 'game', 'games')} ({seconds})"
+        )
+    reason = explain(forfeit)
+    return (
+        f"{where}{winner} beat {loser} by forfeit, {score} after {_count(games, 'game', 'games')} "
+        f"({seconds}): {reason}"
+    )
+
+
+def has_fault(row: Mapping[str, Any]) -> bool:
+    """True for a stored match that a fault decided: a forfeit or a void match."""
+    return bool(row.get("void")) or row.get("forfeit_json") is not None
+
+
+class _Hints:
+    """The bots' command lines, each given out once: a hint (which interpreter a Python bot
+    ran under) is worth reading once, not at every one of the bot's forfeits."""
+
+    def __init__(self, commands: Mapping[str, Sequence[str]] | None) -> None:
+        self._commands = dict(commands or {})
+
+    def take(self, row: Mapping[str, Any]) -> dict[str, Sequence[str]]:
+        """The commands, not given out yet, of the bots at fault in this stored match."""
+        forfeit, faults = row_faults(row)
+        names = {fault.bot for fault in (*faults, *([forfeit] if forfeit else []))}
+        return {name: self._commands.pop(name) for name in names if name in self._commands}
+
+
+class _RunClock:
+    """What every display counts: matches stored of the schedule, games and time of the run."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.done = 0
+        self.played = 0
+        self.games = 0
+        self.started = time.monotonic()
+        self.source: Callable[[], Standings] | None = None
+
+    def begin(self, total: int, done: int, standings: Callable[[], Standings]) -> None:
+        self.total, self.done, self.source = total, done, standings
+        self.started = time.monotonic()
+
+    def count(self, row: Mapping[str, Any]) -> None:
+        self.done += 1
+        self.played += 1
+        self.games += int(row.get("games") or 0)
+
+    def summary(self) -> str:
+        """``12/12 matches stored; this run played 40 games in 4.4 s (9.1 games/s)``."""
+        elapsed = time.monotonic() - self.started
+        rate = self.games / elapsed if elapsed > 0 else 0.0
+        return (
+            f"{self.done}/{self.total} matches stored; this run played {self.games} games in "
+            f"{elapsed:.1f} s ({rate:.1f} games/s)"
+        )
 
 
 class _GamesPerSecond(ProgressColumn):
@@ -454,12 +556,25 @@ class _GamesPerSecond(ProgressColumn):
 
 
 class LiveDisplay:
-    """A progress bar (matches, ETA, games/s) and a standings table refreshed as results
-    arrive, then the final standings and crosstable."""
+    """For a terminal (``--progress bar``): a progress bar (matches, ETA, games/s) and the
+    standings so far, redrawn in place; every match a fault decided printed above it as it
+    is stored; then the final standings and crosstable.
 
-    def __init__(self, console: Console, *, refresh_seconds: float = 1.0, rows: int = 20) -> None:
+    The standings are recomputed at most every ``refresh_seconds`` (longer when computing
+    them takes more than a tenth of that), as matches arrive and in between, so the table
+    never stays behind the bar."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        commands: Mapping[str, Sequence[str]] | None = None,
+        refresh_seconds: float = 0.25,
+        rows: int = 20,
+    ) -> None:
         self.console = console
-        self._source: Callable[[], Standings] | None = None
+        self._hints = _Hints(commands)
+        self._clock = _RunClock()
         self._refresh_seconds = refresh_seconds
         self._rows = rows
         self._progress = Progress(
@@ -477,39 +592,49 @@ class LiveDisplay:
         self._table: RenderableType = Text("")
         self._live: Live | None = None
         self._next_refresh = 0.0
-        self._games = 0
+        self._stale = False
 
     def _renderable(self) -> RenderableType:
         return Group(self._progress, self._table)
 
     def _refresh_standings(self, force: bool = False) -> None:
         now = time.monotonic()
-        if self._source is None or (not force and now < self._next_refresh):
+        source = self._clock.source
+        if source is None or not (force or (self._stale and now >= self._next_refresh)):
             return
-        standings = self._source()
+        standings = source()
         spent = time.monotonic() - now
         # Never spend more than a tenth of the time recomputing the standings.
         self._next_refresh = time.monotonic() + max(self._refresh_seconds, 10 * spent)
+        self._stale = False
         self._table = standings_table(standings, limit=self._rows)
         if self._live is not None:
-            self._live.update(self._renderable())
+            self._live.update(self._renderable(), refresh=True)
 
     def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
-        """Begin the display."""
-        self._source = standings
+        """Begin the display, with the standings so far (every bot, before any match)."""
+        self._clock.begin(total, done, standings)
         self._task = self._progress.add_task(name, total=total, completed=done, games=0)
+        self._refresh_standings(force=True)
         self._live = Live(
             self._renderable(), console=self.console, refresh_per_second=4, transient=True
         )
-        self._live.start()
-        if done:
-            self._refresh_standings(force=True)
+        self._live.start(refresh=True)
 
     def match_stored(self, row: Mapping[str, Any]) -> None:
-        """Advance the bar; refresh the standings at most once a second."""
-        self._games += int(row.get("games", 0))
+        """Advance the bar; print a match a fault decided above the display; refresh the
+        standings when due."""
+        self._clock.count(row)
         if self._task is not None:
-            self._progress.update(self._task, advance=1, games=self._games)
+            self._progress.update(self._task, advance=1, games=self._clock.games)
+        if has_fault(row):
+            line = match_line(row, self._clock.done, self._clock.total, self._hints.take(row))
+            self.console.print(line, style="yellow", highlight=False, markup=False)
+        self._stale = True
+        self._refresh_standings()
+
+    def tick(self) -> None:
+        """Refresh the standings if matches came in since they were last computed."""
         self._refresh_standings()
 
     def note(self, text: str) -> None:
@@ -522,38 +647,102 @@ class LiveDisplay:
             self._live.stop()
             self._live = None
         if self._task is not None:
-            task = self._progress.tasks[0]
-            elapsed = task.elapsed or 0.0
-            rate = self._games / elapsed if elapsed > 0 else 0.0
-            self.console.print(
-                f"{int(task.completed)}/{int(task.total or 0)} matches stored; this run played "
-                f"{self._games} games in {elapsed:.1f} s ({rate:.1f} games/s)",
-                highlight=False,
-            )
+            self.console.print(self._clock.summary(), highlight=False)
         if standings is not None:
             print_standings(standings, self.console)
 
 
-class QuietDisplay:
-    """Only notes and a final summary line: for ``--quiet`` and scripts."""
+class LinesDisplay:
+    """For a log (``--progress lines``, the default where standard output is not a
+    terminal): one line per stored match (:func:`match_line`: the result, the games and,
+    for a forfeit, why), the standings every ``every`` matches of the run, and at the end
+    the final standings and crosstable. Nothing is redrawn; every line is written whole, as
+    it happens."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        commands: Mapping[str, Sequence[str]] | None = None,
+        every: int | None = None,
+    ) -> None:
+        """``every``: matches between two standings tables; None: about a tenth of the
+        matches left to play, at least 10; 0: only at the end."""
         self.console = console
-        self._total = 0
-        self._done = 0
+        self._hints = _Hints(commands)
+        self._clock = _RunClock()
+        self._every = every
 
     def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
-        """Remember the counts."""
-        self._total, self._done = total, done
+        """Say what is about to be played."""
+        self._clock.begin(total, done, standings)
+        if self._every is None:
+            self._every = max(10, -(-(total - done) // 10))
+        left = total - done
+        self.console.print(
+            f"{name}: {_count(left, 'match', 'matches')} to play"
+            + (f" ({done} of {total} stored already)" if done else ""),
+            highlight=False,
+            markup=False,
+        )
 
     def match_stored(self, row: Mapping[str, Any]) -> None:
-        """Count the match."""
-        self._done += 1
+        """Print the match's line; every ``every`` matches, the standings."""
+        clock = self._clock
+        clock.count(row)
+        line = match_line(row, clock.done, clock.total, self._hints.take(row))
+        # One line per match however long, so that a log can be read with grep.
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)
+        due = self._every and clock.played % self._every == 0 and clock.done < clock.total
+        if due and clock.source is not None:
+            self.console.print(standings_table(clock.source()))
+
+    def tick(self) -> None:
+        """Nothing to redraw."""
 
     def note(self, text: str) -> None:
         """Print the line."""
         self.console.print(text, highlight=False, markup=False)
 
     def finish(self, standings: Standings | None) -> None:
-        """Print how many matches are stored."""
-        self.console.print(f"{self._done}/{self._total} matches stored", highlight=False)
+        """Print the run's summary line, then the final standings and crosstable."""
+        if self._clock.source is not None:
+            self.console.print(self._clock.summary(), highlight=False)
+        if standings is not None:
+            print_standings(standings, self.console)
+
+
+class QuietDisplay:
+    """Nothing while matches are played (``--progress none``, and ``--quiet``): the notes,
+    and at the end a summary line, then the final standings and crosstable unless
+    ``brief`` (``--quiet``: the line ``12/12 matches stored`` alone)."""
+
+    def __init__(self, console: Console, *, brief: bool = True) -> None:
+        self.console = console
+        self._clock = _RunClock()
+        self._brief = brief
+
+    def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
+        """Remember the counts."""
+        self._clock.begin(total, done, standings)
+
+    def match_stored(self, row: Mapping[str, Any]) -> None:
+        """Count the match."""
+        self._clock.count(row)
+
+    def tick(self) -> None:
+        """Nothing to show."""
+
+    def note(self, text: str) -> None:
+        """Print the line."""
+        self.console.print(text, highlight=False, markup=False)
+
+    def finish(self, standings: Standings | None) -> None:
+        """Print how many matches are stored (and the standings, unless brief)."""
+        clock = self._clock
+        if self._brief:
+            self.console.print(f"{clock.done}/{clock.total} matches stored", highlight=False)
+            return
+        self.console.print(clock.summary(), highlight=False)
+        if standings is not None:
+            print_standings(standings, self.console)

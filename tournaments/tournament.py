@@ -6,7 +6,9 @@
    time control and seed may not change under existing results; a config without a seed
    plays from the store's, drawn when the store is made), record the bots and add the
    schedule's new matches;
-2. submit the matches not yet stored, in schedule order, to the executor, keeping only a
+2. unless told not to, start every bot once as its matches will, up to its hello
+   (:mod:`tournaments.preflight`): a bot that cannot get there stops the run here; then
+   submit the matches not yet stored, in schedule order, to the executor, keeping only a
    small window of them in flight (never the whole schedule, never all results);
 3. store each finished match (record file first, then its row in one transaction) and tell
    the display;
@@ -53,6 +55,8 @@ from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.server import listen_problem
 from tournaments.config import TournamentSetup
 from tournaments.errors import TournamentError
+from tournaments.forfeits import BotForfeits, ForfeitTally
+from tournaments.preflight import preflight as preflight_bots
 from tournaments.render import TournamentDisplay
 from tournaments.schedule import ScheduledMatch, schedule, schedule_size
 from tournaments.seeds import small_seed_warning
@@ -127,6 +131,8 @@ class RunSummary:
     interrupted: bool
     #: Why the run gave up, if it did (a worker died, a match raised).
     failure: str | None = None
+    #: The bots that lost most of this run's matches to their own faults, worst first.
+    forfeits: tuple[BotForfeits, ...] = ()
 
     @property
     def stored(self) -> int:
@@ -269,6 +275,7 @@ class _Coordinator:
         self.specs = {spec.name: spec for spec in setup.bots}
         self.played = 0
         self.failure: str | None = None
+        self.forfeits = ForfeitTally()
         #: Matches the executor plays at once (worker processes or threads), asked anew as
         #: the window refills: a cluster's workers may come and go.
         self.capacity = capacity or (lambda: setup.concurrency)
@@ -309,6 +316,7 @@ class _Coordinator:
         row["record_path"] = str(path.relative_to(self.output))
         if save_result(connection, row):
             self.played += 1
+            self.forfeits.add(row)
             self.display.match_stored(row)
 
     def submit(self, batch: list[ScheduledMatch]) -> Future[Any]:
@@ -340,6 +348,7 @@ class _Coordinator:
             if not in_flight:
                 return
             done, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
+            self.display.tick()
             for future in done:
                 batch = in_flight.pop(future)
                 first = batch[0].match_id
@@ -479,6 +488,7 @@ def run_tournament(
     executor: Executor | None = None,
     stop: StopRequest | None = None,
     warn: Callable[[str], None] | None = None,
+    preflight: bool = True,
 ) -> tuple[RunSummary, Standings | None]:
     """Play every scheduled match not yet stored; return what was done and the standings.
 
@@ -487,9 +497,11 @@ def run_tournament(
     end; a given executor is used with the setup's concurrency and left running. A setup
     without a seed plays from its store's (:func:`~tournaments.store.ensure_meta`). A seed
     small enough for a bot to find (:func:`~tournaments.seeds.small_seed_warning`) is
-    reported to ``warn`` (default: the display's notes) before anything is played. Raises
-    :class:`TournamentError` (config, store, lock or cluster problems) before any match is
-    played.
+    reported to ``warn`` (default: the display's notes) before anything is played. With
+    ``preflight``, when matches are left to play, every started bot is first started once
+    and must say hello (:mod:`tournaments.preflight`). Raises :class:`TournamentError`
+    (config, store, lock or cluster problems; :class:`~tournaments.errors.PreflightError`: a
+    bot that cannot start) before any match is played.
     """
     setup = enter_submissions(setup)  # a league's: its submitted bots' latest versions
     _check_remote_bots(setup)
@@ -589,6 +601,21 @@ def run_tournament(
                     coordinator = _open_coordinator(
                         setup, executor, display, stop, resources, sandbox
                     )
+                    if preflight and stored_before < total:
+                        preflight_bots(
+                            setup.bots,
+                            warmup_ms=setup.time_control.warmup_ms,
+                            sandbox=sandbox,
+                            output=output,
+                            note=display.note,
+                            stopping=lambda: stop.requested,
+                            concurrency=setup.concurrency,
+                            cluster=(
+                                coordinator.executor
+                                if executor is None and setup.executor.is_dask
+                                else None
+                            ),
+                        )
                     display.start(
                         setup.name, total, stored_before, lambda: load_standings(connection)
                     )
@@ -606,6 +633,7 @@ def run_tournament(
                 played=coordinator.played,
                 interrupted=stop.requested,
                 failure=coordinator.failure,
+                forfeits=tuple(coordinator.forfeits.troubled()),
             )
             display.finish(standings)
             return summary, standings

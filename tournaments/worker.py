@@ -47,6 +47,7 @@ from typing import Any
 
 from referee.bots import BotSpec, kill_until_gone
 from referee.cgroups import release_folders
+from referee.preflight import PreflightResult, preflight_bots
 from referee.records import dumps_line
 from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner, TimeControl
@@ -63,6 +64,7 @@ __all__ = [
     "init_worker",
     "play_match_batch",
     "play_match_task",
+    "preflight_task",
     "result_row",
 ]
 
@@ -415,3 +417,21 @@ def play_match_batch(tasks: Sequence[MatchTask]) -> list[MatchOutcome]:
     """Play several scheduled matches in turn with this worker thread's runner: one task of
     a cluster for a few short matches, to spread its scheduling cost over them."""
     return [play_match_task(task) for task in tasks]
+
+
+def preflight_task(
+    spec: BotSpec, warmup_ms: int, sandbox: SandboxPlan | None, output: str
+) -> PreflightResult:
+    """A cluster's preflight of one bot: started on this worker as its matches will be (its
+    bots carry this worker's reaper marker), logging to ``logs/preflight/`` of ``output``
+    where this machine can write there, else to a temporary directory."""
+    marker = _bot_marker()
+    if marker is not None:
+        spec = replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: marker})
+    log_dir = None
+    for base in (Path(output) / "logs", Path(tempfile.gettempdir()) / "aegis-ref-logs"):
+        with contextlib.suppress(OSError):
+            (base / "preflight").mkdir(parents=True, exist_ok=True)
+            log_dir = base / "preflight"
+            break
+    return preflight_bots([spec], warmup_ms=warmup_ms, sandbox=sandbox, log_dir=log_dir)[0]

@@ -2,7 +2,7 @@
 purpose. It answers every decision with the first legal action unless told otherwise:
 
     rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE] [--log-messages FILE]
-              [--say TEXT]
+              [--say TEXT] [--hold FILE [--hold-at M]]
 
 It speaks protocol 1.0 only, as a bot written before 1.1 does.
 
@@ -17,6 +17,9 @@ strict_fields answers a ``decide`` holding a field the protocol does not define 
 ``match_end`` with bytes that are not msgpack (a stray message between matches), and
 big_at_match_end answers it with a valid 10 KB ``pong`` (a large one). ``--say`` writes
 TEXT on stderr as the bot starts.
+
+With ``--hold FILE`` the bot answers its M-th ``match_start`` (default 2) only once FILE
+exists (at most 30 s later): a test holds a tournament still there, to look at it.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ def main() -> int:
     parser.add_argument("--report-cpus", help="append 'NAME PARENT_PID CPU,...' (its affinity)")
     parser.add_argument("--log-messages", help="append every message received, as JSON lines")
     parser.add_argument("--say", help="write this on stderr at the start")
+    parser.add_argument("--hold", help="wait for this file before a match_start's ready")
+    parser.add_argument("--hold-at", type=int, default=2, help="which match_start to hold")
     arguments = parser.parse_args()
     if arguments.say is not None:
         print(arguments.say, file=sys.stderr, flush=True)
@@ -90,6 +95,7 @@ def main() -> int:
     versions = ["7.0"] if fault == "wrong_version" else ["1.0"]
     send({"type": "hello", "versions": versions, "name": arguments.name, "token": token})
     decisions = 0
+    starts = 0
     while True:
         if not socket.poll(30_000):
             return 3
@@ -103,6 +109,11 @@ def main() -> int:
         if kind in ("reject", "shutdown"):
             return 0 if kind == "shutdown" else 2
         if kind == "match_start":
+            starts += 1
+            if arguments.hold and starts == arguments.hold_at:
+                deadline = time.monotonic() + 30
+                while not os.path.exists(arguments.hold) and time.monotonic() < deadline:
+                    time.sleep(0.02)
             if fault != "no_ready":
                 send({"type": "ready", "reply_to": message["id"]})
         elif kind == "ping":

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 from referee.records import verify_lines
 from tests.tournaments.helpers import (
@@ -38,6 +39,7 @@ from tests.tournaments.helpers import (
     write_bundled_config,
     write_config,
 )
+from tournaments.cli.tournament import EXIT_BOT
 
 DASK = Path(sys.executable).parent / "dask"
 #: The bots of every config here: three rawbots, 20 matches per pair (60 matches).
@@ -213,6 +215,8 @@ def test_a_cluster_run_equals_the_local_run(cluster: Cluster, reference: Referen
     finished = run_cli("tournament", str(config), "--output", str(output), cwd=folder, timeout=60)
     assert finished.returncode == 0, finished.stderr
     assert f"Playing on the Dask cluster at {cluster.address}: 2 worker(s)" in finished.stdout
+    assert "Preflight: starting 3 bot(s) on the cluster as their matches will" in finished.stdout
+    assert "Preflight: 3 bot(s) started and said hello in" in finished.stdout
     assert "Traceback" not in finished.stderr
     _check_store(output)
     assert results(output / "results.sqlite") == reference.results
@@ -266,6 +270,26 @@ def test_a_killed_worker_s_match_is_played_again_and_stored_once(
         time.sleep(0.1)
     assert f"Worker process {victim} was killed by signal 9" in logs
     assert "aegis-ref reaper: worker gone; killed " in logs
+
+
+def test_the_preflight_starts_the_bots_on_the_workers(cluster: Cluster, tmp_path: Path) -> None:
+    """A bot whose script is missing stops the run before any match, as on the local pool:
+    its fault, exit status and last output come back from the worker that started it."""
+    config, marker = write_config(
+        tmp_path, BOTS[:2], executor={"kind": "dask", "address": cluster.address}
+    )
+    data = yaml.safe_load(config.read_text())
+    data["bots"].append({"name": "trumpyy", "command": "python3 bots/trumpyy.py"})
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    failed = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path, timeout=60)
+    assert failed.returncode == EXIT_BOT, failed.stderr
+    assert "Preflight: starting 3 bot(s) on the cluster" in failed.stdout
+    assert "Preflight: bot trumpyy cannot start as the tournament runs it" in failed.stderr
+    assert "  exit status: 2\n" in failed.stderr
+    assert f"python3: can't open file '{tmp_path / 'bots' / 'trumpyy.py'}'" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert stored_count(tmp_path / "out" / "results.sqlite") == 0
+    assert wait_no_processes(marker, timeout=5) == []
 
 
 def test_local_cluster_option(reference: Reference) -> None:

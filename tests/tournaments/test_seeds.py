@@ -77,6 +77,9 @@ def seeded_config(directory: Path, seed: int | None, **settings: object) -> Path
         "--name",
         "alpha",
     ]
+    # Its own folder is the interpreter's (the first file its command names): show the
+    # script's too, or it cannot be opened in its sandbox.
+    data["bots"][0]["read_only"] = [str(RAWBOT.parent)]
     config.write_text(yaml.safe_dump(data, sort_keys=False))
     return config
 

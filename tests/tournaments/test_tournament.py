@@ -455,9 +455,14 @@ def test_each_worker_and_its_bots_get_a_cpu_of_their_own(tmp_path: Path, affinit
     assert summary.complete
     assert wait_no_processes(marker, timeout=5) == []
     by_worker: dict[str, set[str]] = {}
+    preflight = set()
     for line in report.read_text().splitlines():
-        _name, worker, cpus = line.split()
+        name, worker, cpus = line.split()
+        if worker == str(os.getpid()):
+            preflight.add(name)  # started here, by the preflight, before any match
+            continue
         by_worker.setdefault(worker, set()).add(cpus)
+    assert preflight == {"a", "b", "c"}
     assert by_worker
     notes = display.console.file.getvalue()  # type: ignore[attr-defined]
     allowed = ",".join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))

@@ -1,7 +1,9 @@
 """The ``tournament``, ``standings`` and ``report`` commands.
 
 Exit codes: 0 done; 1 the run gave up (a worker died); 2 bad config, store or arguments;
-130 (143 for SIGTERM) stopped by a signal before the end, resumable with the same command.
+3 a bot is broken: it failed the preflight (nothing was played), or lost every match it
+played in the run to its own faults; 130 (143 for SIGTERM) stopped by a signal before the
+end, resumable with the same command.
 """
 
 from __future__ import annotations
@@ -17,15 +19,22 @@ import typer
 from rich.console import Console
 
 from tournaments.cli.common import invoked_as
-from tournaments.config import load_config
-from tournaments.errors import TournamentError
-from tournaments.render import LiveDisplay, QuietDisplay, TournamentDisplay, render_standings
+from tournaments.config import TournamentSetup, load_config
+from tournaments.errors import PreflightError, TournamentError
+from tournaments.render import (
+    LinesDisplay,
+    LiveDisplay,
+    QuietDisplay,
+    TournamentDisplay,
+    render_standings,
+)
 from tournaments.report import REPORT_NAME, write_report
 from tournaments.standings import load_standings
 from tournaments.store import open_store
-from tournaments.tournament import StopRequest, handle_stop_signals, run_tournament
+from tournaments.tournament import RunSummary, StopRequest, handle_stop_signals, run_tournament
 
 __all__ = [
+    "EXIT_BOT",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
@@ -39,8 +48,29 @@ app = typer.Typer(no_args_is_help=True)
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+#: A bot failed the preflight, or lost every match it played in the run to its own faults.
+EXIT_BOT = 3
 #: 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
 EXIT_INTERRUPTED = 130
+
+
+class Progress(enum.StrEnum):
+    """How ``aegis-ref tournament`` shows a run as it goes."""
+
+    AUTO = "auto"
+    BAR = "bar"
+    LINES = "lines"
+    NONE = "none"
+
+
+_PROGRESS_HELP = (
+    "How the run is shown as it goes. bar: a live progress bar and standings table, redrawn "
+    "in place, with each forfeit printed above it as it happens (for a terminal). lines: one "
+    "line per finished match (result, games, and why for a forfeit) and the standings every "
+    "--standings-every matches, written as they happen (for a log). none: nothing until the "
+    "final standings. auto: bar on a terminal, lines otherwise. Example: nohup aegis-ref "
+    "tournament t.yaml --progress lines --standings-every 50 > t.log 2>&1 &"
+)
 
 
 class StandingsFormat(enum.StrEnum):
@@ -65,6 +95,30 @@ def _console() -> Console:
     if not console.is_terminal:
         console = Console(width=max(console.width, 120))
     return console
+
+
+def _is_live_terminal(console: Console) -> bool:
+    """Whether standard output is a terminal that can redraw in place (not a pipe, a file,
+    or a dumb terminal), whatever FORCE_COLOR says."""
+    try:
+        return console.file.isatty() and not console.is_dumb_terminal
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _display(
+    progress: Progress, quiet: bool, every: int | None, console: Console, setup: TournamentSetup
+) -> TournamentDisplay:
+    if quiet:
+        return QuietDisplay(console)
+    commands = {spec.name: spec.command for spec in setup.bots}
+    if progress is Progress.AUTO:
+        progress = Progress.BAR if _is_live_terminal(console) else Progress.LINES
+    if progress is Progress.BAR:
+        return LiveDisplay(console, commands=commands)
+    if progress is Progress.LINES:
+        return LinesDisplay(console, commands=commands, every=every)
+    return QuietDisplay(console, brief=False)
 
 
 def _same_command() -> str:
@@ -93,11 +147,41 @@ def tournament(
             "of the config's executor: to try the cluster executor (needs the cluster extra).",
         ),
     ] = None,
+    progress: Annotated[
+        Progress, typer.Option(help=_PROGRESS_HELP, case_sensitive=False)
+    ] = Progress.AUTO,
+    standings_every: Annotated[
+        int | None,
+        typer.Option(
+            "--standings-every",
+            metavar="N",
+            min=0,
+            help="With --progress lines: print the standings every N matches (0: only at "
+            "the end). Default: about a tenth of the matches to play, at least 10.",
+            show_default=False,
+        ),
+    ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No live display: one line at the end.")
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="--progress none, and at the end only the line 'N/M matches stored' instead "
+            "of the standings (notes, warnings and errors still appear).",
+        ),
+    ] = False,
+    no_preflight: Annotated[
+        bool,
+        typer.Option(
+            "--no-preflight",
+            help="Skip the preflight: by default every started bot is first started once, "
+            "as its matches will start it, and must say hello, or nothing is played.",
+        ),
     ] = False,
 ) -> None:
     """Play a tournament; run the same command again to resume an interrupted one."""
+    if quiet and progress in (Progress.BAR, Progress.LINES):
+        raise _fail(f"--quiet shows no progress: it cannot go with --progress {progress.value}")
     try:
         setup = load_config(config).with_overrides(
             output=output, concurrency=concurrency, local_cluster=local_cluster
@@ -105,7 +189,7 @@ def tournament(
     except TournamentError as error:
         raise _fail(str(error)) from None
     console = _console()
-    display: TournamentDisplay = QuietDisplay(console) if quiet else LiveDisplay(console)
+    display = _display(progress, quiet, standings_every, console, setup)
     stop = StopRequest()
     try:
         with handle_stop_signals(
@@ -114,8 +198,14 @@ def tournament(
             "Aborted: matches in progress are lost; run the same command to resume",
         ):
             summary, _ = run_tournament(
-                setup, display=display, stop=stop, warn=lambda text: typer.echo(text, err=True)
+                setup,
+                display=display,
+                stop=stop,
+                warn=lambda text: typer.echo(text, err=True),
+                preflight=not no_preflight,
             )
+    except PreflightError as error:
+        raise _fail(str(error), EXIT_BOT) from None
     except TournamentError as error:
         raise _fail(str(error)) from None
     missing = summary.total - summary.stored
@@ -124,8 +214,10 @@ def tournament(
         f"command to play the {missing} still missing:\n  {_same_command()}"
     )
     if summary.failure is not None:
+        _warn_forfeits(summary, setup)
         raise _fail(f"Failed: {summary.failure}\n{resume}", EXIT_FAILED)
     if not summary.complete:
+        _warn_forfeits(summary, setup)
         code = 128 + (stop.signal_number or 2) if summary.interrupted else EXIT_FAILED
         raise _fail(f"Interrupted: {resume}", code)
     if not quiet:
@@ -134,6 +226,23 @@ def tournament(
             f"re-print with: {invoked_as()} standings {shlex.quote(str(summary.output))}",
             highlight=False,
         )
+    _warn_forfeits(summary, setup)
+    broken = [bot.name for bot in summary.forfeits if bot.lost_all]
+    if broken:
+        raise _fail(
+            f"Failed: bot(s) {', '.join(broken)} lost every match of this run to their own "
+            "faults, so their results mean nothing: fix them, then play again in a new output "
+            "directory (--output)",
+            EXIT_BOT,
+        )
+
+
+def _warn_forfeits(summary: RunSummary, setup: TournamentSetup) -> None:
+    """A loud warning on standard error for each bot that lost most of the run's matches
+    to its own faults, whatever the display."""
+    commands = {spec.name: spec.command for spec in setup.bots}
+    for bot in summary.forfeits:
+        typer.secho(bot.warning(commands.get(bot.name, ())), err=True, fg="yellow", bold=True)
 
 
 @app.command()

@@ -7,18 +7,12 @@ too; the test reads the screen from the master side (every wait bounded) and typ
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import io
 import json
 import os
-import pty
 import re
-import select
 import signal
-import struct
-import subprocess
 import sys
-import termios
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,24 +27,20 @@ from referee.rules.actions import PASS, STOP, Exchange, bid, play
 from referee.rules.cards import parse_card
 from referee.rules.game import ExchangeChoices
 from tests.tournaments.helpers import processes_with_marker
+from tests.tournaments.terminal import PseudoTerminal
 from tournaments.cli import app
 from tournaments.cli.play import ChoiceError, Command, TerminalPlayer, parse_choice, read_input_line
 
 AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
 RAWBOT = Path(__file__).resolve().parents[2] / "bots" / "rawbot.py"
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 PROMPT = re.compile(r"Your (exchange|bid|card) \(1-(\d+); r rules, q quit\): $")
-WAIT = 20.0  # seconds: the longest any single screen may take to appear
 
 
-class Terminal:
+class Terminal(PseudoTerminal):
     """``aegis-ref play …`` on a pseudo-terminal: read what it shows, type answers."""
 
     def __init__(self, *arguments: str) -> None:
         self.marker = uuid.uuid4().hex
-        master, slave = pty.openpty()
-        # 120 columns, 40 rows, so that rich lays out as on a normal terminal.
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         env = {
             **os.environ,
             "TERM": "xterm-256color",
@@ -60,86 +50,8 @@ class Terminal:
         }
         env.pop("NO_COLOR", None)
         env.pop("COLUMNS", None)
-        self.process = subprocess.Popen(
-            [str(AEGIS_REF), "play", *arguments],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            close_fds=True,
-        )
-        os.close(slave)
-        self.master = master
-        self.screen = ""  # everything shown so far, escape codes removed
-        self.read_to = 0  # how far expect() has consumed
-
-    def _read(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return False
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:  # EIO: the other side is closed
-            return False
-        if not chunk:
-            return False
-        self.screen += _ANSI.sub("", chunk.decode("utf-8", errors="replace"))
-        return True
-
-    def expect(self, pattern: re.Pattern[str] | str, timeout: float = WAIT) -> re.Match[str]:
-        """Wait for ``pattern`` in the output after the last match; fail after ``timeout``."""
-        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
-        deadline = time.monotonic() + timeout
-        while True:
-            found = regex.search(self.screen, self.read_to)
-            if found is not None:
-                self.read_to = found.end()
-                return found
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or (not self._read(min(remaining, 0.5)) and self._exited()):
-                found = regex.search(self.screen, self.read_to)
-                if found is not None:
-                    self.read_to = found.end()
-                    return found
-                pytest.fail(
-                    f"{regex.pattern!r} did not appear within {timeout} s; "
-                    f"screen ends with:\n{self.screen[-2000:]}"
-                )
-
-    def _exited(self) -> bool:
-        if self.process.poll() is None:
-            return False
-        while self._read(0.05):  # drain what is left
-            pass
-        return True
-
-    def type(self, text: str) -> None:
-        """Type ``text`` (add ``\\n`` to send a line)."""
-        os.write(self.master, text.encode())
-
-    def wait(self, timeout: float = WAIT) -> int:
-        """The exit code, reading the rest of the output meanwhile."""
-        deadline = time.monotonic() + timeout
-        while self.process.poll() is None and time.monotonic() < deadline:
-            self._read(0.1)
-        while self._read(0.05):
-            pass
-        try:
-            return self.process.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"aegis-ref play still running; screen ends with:\n{self.screen[-2000:]}")
-
-    def close(self) -> None:
-        """Stop the command if it is still running (Ctrl-C first, so that it stops its bot)
-        and release the pty."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        os.close(self.master)
+        # 120 columns, 40 rows, so that rich lays out as on a normal terminal.
+        super().__init__([str(AEGIS_REF), "play", *arguments], env)
 
 
 def assert_no_process_left(marker: str, timeout: float = 5.0) -> None:
