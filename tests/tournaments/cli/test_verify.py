@@ -128,3 +128,8 @@ def test_verify_unreadable_file(tmp_path: Path) -> None:
     result = invoke("verify", tmp_path)
     assert result.exit_code == 2
     assert f"{tmp_path}: cannot read the record: Is a directory" in result.output
+
+
+def test_verify_accepts_void_matches(void_record: Path) -> None:
+    result = invoke("verify", void_record)
+    assert (result.exit_code, result.output) == (0, "OK: 2 matches, 0 games, 0 actions verified\n")
