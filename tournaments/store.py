@@ -14,23 +14,28 @@ the row and its record: never a row without its record, never a match twice.
 
 Readers (``aegis-ref standings``, ``aegis-ref report``) open the database read-only and may
 do so during a run. This module alone knows the SQL: readers get typed rows from its
-functions, with the JSON columns decoded and checked here, once.
+functions, with the JSON columns decoded and checked here, once. Whatever fails (a full
+disk, a damaged file), every function here raises :class:`~tournaments.errors.StoreError`,
+which names the file and what could not be done, never a bare SQLite or OS error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
 import secrets
+import shutil
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, Concatenate, ParamSpec, TypeGuard, TypeVar
 
 from referee.bots import BotSpec
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
@@ -158,6 +163,86 @@ def _now() -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Failures: every store operation that fails raises StoreError, never a bare sqlite3 or OS error
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_Operation = Callable[Concatenate[sqlite3.Connection, _P], _R]
+
+# SQLite's names of the errors a full disk (or a disk that fails) gives.
+_DISK_ERRORS = ("SQLITE_FULL", "SQLITE_IOERR")
+
+
+def _free_space(path: Path) -> str:
+    """`` (N KiB free on its disk)``, for a failure that a full disk may explain."""
+    for candidate in (path, *path.parents):
+        with contextlib.suppress(OSError):
+            return f" ({shutil.disk_usage(candidate).free // 1024} KiB free on its disk)"
+    return ""
+
+
+def _database_file(connection: sqlite3.Connection) -> Path | None:
+    try:
+        for _number, name, file in connection.execute("PRAGMA database_list"):
+            if name == "main" and file:
+                return Path(file)
+    except sqlite3.Error:
+        pass
+    return None
+
+
+def _store_failure(where: Path | None, what: str, error: sqlite3.Error | OSError) -> StoreError:
+    """The StoreError of a failed store operation: which file, what was being done, why."""
+    if isinstance(error, OSError):
+        reason = error.strerror or str(error)
+        full = error.errno in (errno.ENOSPC, errno.EDQUOT)
+    else:
+        reason = str(error)
+        full = getattr(error, "sqlite_errorname", "").startswith(_DISK_ERRORS)
+    place = str(where) if where is not None else "results store"
+    return StoreError(
+        f"{place}: cannot {what}: {reason}" + (_free_space(where) if full and where else "")
+    )
+
+
+def _store_operation(what: str) -> Callable[[_Operation[_P, _R]], _Operation[_P, _R]]:
+    """Make a store function's SQLite failure a :class:`StoreError` naming the file and
+    ``what`` it was doing ("record the bots")."""
+
+    def decorate(function: _Operation[_P, _R]) -> _Operation[_P, _R]:
+        def operation(connection: sqlite3.Connection, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return function(connection, *args, **kwargs)
+            except sqlite3.Error as error:
+                raise _store_failure(_database_file(connection), what, error) from None
+
+        functools.update_wrapper(operation, function)
+        return operation
+
+    return decorate
+
+
+def _store_stream(
+    what: str,
+) -> Callable[[_Operation[_P, Iterator[_R]]], _Operation[_P, Iterator[_R]]]:
+    """:func:`_store_operation` for a reader that streams its rows (a generator)."""
+
+    def decorate(function: _Operation[_P, Iterator[_R]]) -> _Operation[_P, Iterator[_R]]:
+        def stream(
+            connection: sqlite3.Connection, /, *args: _P.args, **kwargs: _P.kwargs
+        ) -> Iterator[_R]:
+            try:
+                yield from function(connection, *args, **kwargs)
+            except sqlite3.Error as error:
+                raise _store_failure(_database_file(connection), what, error) from None
+
+        functools.update_wrapper(stream, function)
+        return stream
+
+    return decorate
+
+
+# ---------------------------------------------------------------------------------------------
 # Opening
 
 
@@ -195,7 +280,7 @@ def open_store(directory: Path, *, read_only: bool = False) -> sqlite3.Connectio
             raise
         return connection
     except sqlite3.Error as error:
-        raise StoreError(f"{path}: cannot open the results store: {error}") from None
+        raise _store_failure(path, "open the results store", error) from None
     except OSError as error:
         raise StoreError(f"{directory}: {error.strerror or error}") from None
 
@@ -233,8 +318,11 @@ def lock_output(directory: Path) -> Iterator[None]:
             raise StoreLockedError(
                 f"{directory} is in use by another aegis-ref tournament (pid {holder})"
             ) from None
-        os.ftruncate(descriptor, 0)
-        os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+        try:
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+        except OSError as error:  # a full disk, say
+            raise _store_failure(directory / _LOCK_NAME, "write the lock", error) from None
         yield
     finally:
         os.close(descriptor)
@@ -268,6 +356,7 @@ def config_hash(rules: Mapping[str, Any], time_control: Mapping[str, Any], seed:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@_store_operation("read the tournament's settings")
 def read_meta(connection: sqlite3.Connection) -> StoredMeta | None:
     """The store's tournament meta, or None for a store that has none yet."""
     values = dict(connection.execute("SELECT key, value FROM meta").fetchall())
@@ -292,6 +381,7 @@ def _differences(label: str, stored: Mapping[str, Any], wanted: Mapping[str, Any
     ]
 
 
+@_store_operation("write the tournament's settings")
 def ensure_meta(
     connection: sqlite3.Connection,
     *,
@@ -352,6 +442,7 @@ def ensure_meta(
 # Bots and schedule
 
 
+@_store_operation("record the bots")
 def save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
     """Add new bots and refresh the command of known ones (a command may move; a name is the
     bot's identity)."""
@@ -378,6 +469,7 @@ def save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
 _CONTAINMENT_KEY = "containment"
 
 
+@_store_operation("note how the bots are contained")
 def record_containment(connection: sqlite3.Connection, sandboxed: bool, summary: str) -> None:
     """Note how this run contains its bots. An unsandboxed run is remembered for good: the
     results it stored stay those of bots that could reach the machine, whatever later runs
@@ -413,6 +505,7 @@ def read_containment(connection: sqlite3.Connection) -> str | None:
     return summary if isinstance(summary, str) and summary else None
 
 
+@_store_operation("add the matches to the schedule")
 def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
     """Add the matches not yet scheduled, in one transaction; return how many were new."""
     now = _now()
@@ -430,6 +523,7 @@ def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatc
         return connection.total_changes - before
 
 
+@_store_operation("count the scheduled matches")
 def count_scheduled(connection: sqlite3.Connection) -> int:
     """Matches in the schedule table (every config run on this store, unioned)."""
     return int(connection.execute("SELECT count(*) FROM schedule").fetchone()[0])
@@ -464,7 +558,8 @@ def _fsync_directory(directory: Path) -> None:
 
 def write_record(path: Path, lines: Sequence[str]) -> None:
     """Write a record atomically and durably: temporary file, fsync, rename, fsync the
-    directory. Call before the match's row is committed."""
+    directory. Call before the match's row is committed. Raises :class:`StoreError` if it
+    cannot (a full disk, say), leaving no temporary file behind."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}{_TEMPORARY_SUFFIX}")
     try:
         with temporary.open("w", encoding="utf-8", newline="\n") as stream:
@@ -474,13 +569,19 @@ def write_record(path: Path, lines: Sequence[str]) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             temporary.unlink()
+        if isinstance(error, OSError):
+            raise _store_failure(path, "write the record", error) from None
         raise
-    _fsync_directory(path.parent)
+    try:
+        _fsync_directory(path.parent)
+    except OSError as error:
+        raise _store_failure(path, "write the record", error) from None
 
 
+@_store_operation("store a result")
 def save_result(connection: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
     """Insert a finished match's row in one transaction; False if it was already stored."""
     missing = [column for column in RESULT_COLUMNS if column not in row]
@@ -495,12 +596,14 @@ def save_result(connection: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
         return cursor.rowcount == 1
 
 
+@_store_operation("look up a result")
 def is_stored(connection: sqlite3.Connection, match_id: str) -> bool:
     """True if the match's result is in the store."""
     found = connection.execute("SELECT 1 FROM results WHERE match_id = ?", (match_id,))
     return found.fetchone() is not None
 
 
+@_store_operation("count the results")
 def count_results(connection: sqlite3.Connection) -> int:
     """Finished matches stored."""
     return int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
@@ -526,6 +629,7 @@ class ResultGroup:
     scores: tuple[int, int]
 
 
+@_store_stream("read the results")
 def result_groups(connection: sqlite3.Connection) -> Iterator[ResultGroup]:
     """The stored results aggregated by seats and outcome (see :class:`ResultGroup`)."""
     cursor = connection.execute(
@@ -559,6 +663,7 @@ def result_groups(connection: sqlite3.Connection) -> Iterator[ResultGroup]:
         )
 
 
+@_store_operation("read the bots")
 def stored_bot_names(connection: sqlite3.Connection) -> list[str]:
     """Bot names in the order they were first added."""
     cursor = connection.execute("SELECT name FROM bots ORDER BY first_seen, rowid")
@@ -601,6 +706,7 @@ class StoredMatch:
     record_path: str
 
 
+@_store_operation("read the results")
 def stored_matches(
     connection: sqlite3.Connection, *, limit: int | None = None
 ) -> list[StoredMatch]:
@@ -650,6 +756,7 @@ class StoredOutcome:
     winner_seat: int | None
 
 
+@_store_stream("read the results")
 def stored_outcomes(connection: sqlite3.Connection) -> Iterator[StoredOutcome]:
     """Every stored match's outcome in the order the matches were stored (finish time, then
     insertion); streamed."""
@@ -699,6 +806,7 @@ class MatchActivity:
     times: DecisionTimes
 
 
+@_store_stream("read the results")
 def stored_activity(connection: sqlite3.Connection) -> Iterator[MatchActivity]:
     """Every stored match's faults and decision times, in the order the matches were stored
     (finish time, then insertion); streamed. Raises :class:`StoreError` for a row whose

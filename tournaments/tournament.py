@@ -52,7 +52,7 @@ from referee.cgroups import detect_cgroups
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.server import listen_problem
 from tournaments.config import TournamentSetup
-from tournaments.errors import TournamentError
+from tournaments.errors import StoreError, TournamentError
 from tournaments.render import TournamentDisplay
 from tournaments.schedule import ScheduledMatch, schedule, schedule_size
 from tournaments.seeds import small_seed_warning
@@ -122,8 +122,11 @@ class RunSummary:
     played: int
     #: A stop was requested (the run may still have completed).
     interrupted: bool
-    #: Why the run gave up, if it did (a worker died, a match raised).
+    #: Why the run gave up, if it did (a worker died, a match raised, a result could not be
+    #: stored).
     failure: str | None = None
+    #: The run gave up because the store could not be written (a full disk, say).
+    store_failed: bool = False
 
     @property
     def stored(self) -> int:
@@ -266,6 +269,7 @@ class _Coordinator:
         self.specs = {spec.name: spec for spec in setup.bots}
         self.played = 0
         self.failure: str | None = None
+        self.store_failed = False
         #: Matches the executor plays at once (worker processes or threads), asked anew as
         #: the window refills: a cluster's workers may come and go.
         self.capacity = capacity or (lambda: setup.concurrency)
@@ -336,8 +340,10 @@ class _Coordinator:
                     future.cancel()  # only those not started; running matches finish
             if not in_flight:
                 return
-            done, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
-            for future in done:
+            finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
+            # In the order submitted: results are stored in schedule order, and a failure
+            # reported is the first one.
+            for future in [future for future in in_flight if future in finished]:
                 batch = in_flight.pop(future)
                 first = batch[0].match_id
                 if future.cancelled():
@@ -362,8 +368,10 @@ class _Coordinator:
                 for match, outcome in zip(batch, outcomes, strict=True):
                     try:
                         self.store(connection, match, outcome)
-                    except (OSError, sqlite3.Error) as error:  # disk full, say: stop cleanly
-                        self.failure = f"cannot store match {match.match_id}: {error}"
+                    except StoreError as error:  # disk full, say: stop cleanly
+                        if self.failure is None:
+                            self.failure = f"cannot store match {match.match_id}: {error}"
+                            self.store_failed = True
                         break
 
 
@@ -594,6 +602,7 @@ def run_tournament(
                 played=coordinator.played,
                 interrupted=stop.requested,
                 failure=coordinator.failure,
+                store_failed=coordinator.store_failed,
             )
             display.finish(standings)
             return summary, standings

@@ -1,7 +1,8 @@
 """The ``tournament``, ``standings`` and ``report`` commands.
 
-Exit codes: 0 done; 1 the run gave up (a worker died); 2 bad config, store or arguments;
-130 (143 for SIGTERM) stopped by a signal before the end, resumable with the same command.
+Exit codes: 0 done; 1 the run gave up (a worker died); 2 bad config or arguments, or a store
+that cannot be used or written (a full disk, say, before or during the run); 130 (143 for
+SIGTERM) stopped by a signal before the end, resumable with the same command.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ def tournament(
         f"command to play the {missing} still missing:\n  {_same_command()}"
     )
     if summary.failure is not None:
-        raise _fail(f"Failed: {summary.failure}\n{resume}", EXIT_FAILED)
+        code = EXIT_USAGE if summary.store_failed else EXIT_FAILED
+        raise _fail(f"Failed: {summary.failure}\n{resume}", code)
     if not summary.complete:
         code = 128 + (stop.signal_number or 2) if summary.interrupted else EXIT_FAILED
         raise _fail(f"Interrupted: {resume}", code)
@@ -151,6 +153,8 @@ def standings(
         raise _fail(str(error)) from None
     try:
         table = load_standings(connection, anchor=anchor)
+    except TournamentError as error:
+        raise _fail(str(error)) from None
     finally:
         connection.close()
     if anchor is not None and anchor not in {row.name for row in table.rows}:
