@@ -78,6 +78,7 @@ from tournaments.worker import (
     play_match_batch,
     play_match_task,
 )
+from tournaments.worker_boot import first_in_workers
 
 __all__ = [
     "RunSummary",
@@ -154,14 +155,17 @@ def tournament_schedule(setup: TournamentSetup) -> Iterator[ScheduledMatch]:
 
 
 class _WorkerProcess(multiprocessing.context.SpawnProcess):
-    """A pool worker started with SIGINT blocked: Ctrl-C reaches the whole foreground
-    process group, and a worker still importing must not die of it. :func:`init_worker`
-    then ignores SIGINT and unblocks it (the coordinator alone decides how to stop)."""
+    """A pool worker that dies with its coordinator from its first line on
+    (:mod:`tournaments.worker_boot` runs before its imports), started with SIGINT blocked:
+    Ctrl-C reaches the whole foreground process group, and a worker still importing must not
+    die of it. :func:`init_worker` then ignores SIGINT and unblocks it (the coordinator alone
+    decides how to stop)."""
 
     def start(self) -> None:
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            super().start()
+            with first_in_workers():
+                super().start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
@@ -193,7 +197,9 @@ def make_executor(
     concurrency: int, *, cpu_groups: Sequence[tuple[int, ...]] | None = None
 ) -> ProcessPoolExecutor:
     """The default executor: ``concurrency`` worker processes, started fresh (spawn: no
-    inherited threads or sockets), each keeping its own bots alive across matches.
+    inherited threads or sockets), each keeping its own bots alive across matches. A worker
+    dies the moment its coordinator does (:mod:`tournaments.worker_boot`), or rather the
+    thread that started it: submit from a thread that outlives the pool.
 
     With ``cpu_groups`` (:func:`worker_cpus`), each worker and the bots it starts keep to a
     group of CPUs of their own: matches side by side never compete for a CPU, and with one
