@@ -17,10 +17,12 @@ from tournaments.ratings import Rating, RatingFit, fit_elo
 from tournaments.store import (
     ResultGroup,
     count_results,
+    count_retired,
     count_scheduled,
     read_containment,
     read_meta,
     result_groups,
+    retired_bot_names,
     stored_bot_names,
 )
 
@@ -145,12 +147,36 @@ class Standings:
     #: Why the bots ran unsandboxed in some run, if they did ("bots ran unsandboxed as
     #: user root: ..."); None when sandboxed.
     containment: str | None = None
+    #: Stored matches the current schedule leaves out (not counted here), and the bots of
+    #: earlier runs that it leaves out.
+    matches_retired: int = 0
+    retired_bots: tuple[str, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Warnings about the run (bots unsandboxed) and the ratings (results graph not
-        connected, …)."""
-        return ((self.containment,) if self.containment else ()) + self.fit.warnings
+        """Warnings about the run (bots unsandboxed), what is left out (bots removed) and
+        the ratings (results graph not connected, …)."""
+        return (
+            ((self.containment,) if self.containment else ())
+            + ((self.retired,) if self.matches_retired or self.retired_bots else ())
+            + self.fit.warnings
+        )
+
+    @property
+    def retired(self) -> str:
+        """What the standings leave out, for people."""
+        removed = (
+            f"no longer scheduled, so not shown: {', '.join(self.retired_bots)}"
+            if self.retired_bots
+            else ""
+        )
+        matches = (
+            f"{self.matches_retired} stored match(es) outside the current schedule are not "
+            "counted (kept in the store; they count again if a run schedules them again)"
+            if self.matches_retired
+            else ""
+        )
+        return "; ".join(part for part in (removed, matches) if part)
 
     @property
     def games(self) -> int:
@@ -172,9 +198,12 @@ def build_standings(
     matches_scheduled: int,
     anchor: str | None = None,
     containment: str | None = None,
+    matches_retired: int = 0,
+    retired_bots: Sequence[str] = (),
 ) -> Standings:
     """Standings from aggregated results: tallies, Elo with intervals, crosstable;
-    ``containment``: why the bots ran unsandboxed, if they did."""
+    ``containment``: why the bots ran unsandboxed, if they did; ``matches_retired`` and
+    ``retired_bots``: what the current schedule leaves out."""
     groups = list(groups)
     records = tally(names, groups)
     wins = win_counts(groups)
@@ -205,12 +234,15 @@ def build_standings(
         matches_scheduled=matches_scheduled,
         anchor=anchor if anchor in records else None,
         containment=containment,
+        matches_retired=matches_retired,
+        retired_bots=tuple(retired_bots),
     )
 
 
 def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None) -> Standings:
-    """The standings of the store behind ``connection``; ``anchor`` overrides the stored
-    rating anchor."""
+    """The standings of the store behind ``connection``, over its current schedule (the last
+    run's config: a bot removed from it is left out, with its matches); ``anchor`` overrides
+    the stored rating anchor."""
     meta = read_meta(connection)
     return build_standings(
         meta.name if meta is not None else "",
@@ -220,4 +252,6 @@ def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None)
         matches_scheduled=count_scheduled(connection),
         anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
         containment=read_containment(connection),
+        matches_retired=count_retired(connection),
+        retired_bots=retired_bot_names(connection),
     )

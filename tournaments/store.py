@@ -12,6 +12,14 @@ one transaction (``INSERT OR IGNORE`` on the match id, which is the primary key)
 dies at any point leaves either no row (the match is played again, its record replaced) or
 the row and its record: never a row without its record, never a match twice.
 
+The schedule keeps every match any run on the directory scheduled; the *current* ones
+(``schedule.current``) are those of the last run's config. A run marks its config's matches
+current and the others not (:func:`set_schedule`): a bot removed from the config, or fewer
+matches per pair, takes its matches out of the current schedule, played or not. They stay in
+the store and their records on disk, and come back if a later config schedules them again.
+Every count and reader of results below covers the current schedule only, so the run, the
+standings and the report agree; :func:`count_retired` counts the stored matches left out.
+
 Readers (``aegis-ref standings``, ``aegis-ref report``) open the database read-only and may
 do so during a run. This module alone knows the SQL: readers get typed rows from its
 functions, with the JSON columns decoded and checked here, once. Whatever fails (a full
@@ -57,6 +65,7 @@ __all__ = [
     "add_schedule",
     "config_hash",
     "count_results",
+    "count_retired",
     "count_scheduled",
     "ensure_meta",
     "is_stored",
@@ -68,8 +77,10 @@ __all__ = [
     "record_path",
     "remove_stale_temporaries",
     "result_groups",
+    "retired_bot_names",
     "save_bots",
     "save_result",
+    "set_schedule",
     "snapshot",
     "stored_activity",
     "stored_bot_names",
@@ -103,7 +114,8 @@ CREATE TABLE IF NOT EXISTS schedule (
     seat0 TEXT NOT NULL,
     seat1 TEXT NOT NULL,
     seed INTEGER NOT NULL,
-    scheduled_at TEXT NOT NULL
+    scheduled_at TEXT NOT NULL,
+    current INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS results (
     match_id TEXT PRIMARY KEY REFERENCES schedule (match_id),
@@ -273,6 +285,16 @@ def open_store(directory: Path, *, read_only: bool = False) -> sqlite3.Connectio
                 connection.execute(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
+                )
+                if not _knows_current(connection):
+                    # A store made before the schedule knew its current matches: all are.
+                    connection.execute(
+                        "ALTER TABLE schedule ADD COLUMN current INTEGER NOT NULL DEFAULT 1"
+                    )
+                # The matches left out, usually none: finding them costs nothing then.
+                connection.execute(
+                    "CREATE INDEX IF NOT EXISTS schedule_left_out ON schedule (match_id) "
+                    "WHERE current = 0"
                 )
             _check_schema(connection, directory)
         except BaseException:
@@ -505,27 +527,80 @@ def read_containment(connection: sqlite3.Connection) -> str | None:
     return summary if isinstance(summary, str) and summary else None
 
 
+def _knows_current(connection: sqlite3.Connection) -> bool:
+    """Whether the schedule marks its current matches (a store opened read-only may predate
+    it: then every scheduled match is current)."""
+    columns = connection.execute("PRAGMA table_info(schedule)").fetchall()
+    return any(column[1] == "current" for column in columns)
+
+
+def _leaves_out(connection: sqlite3.Connection) -> bool:
+    """Whether the current schedule leaves out any scheduled match (an index look-up)."""
+    if not _knows_current(connection):
+        return False
+    found = connection.execute("SELECT 1 FROM schedule WHERE current = 0 LIMIT 1").fetchone()
+    return found is not None
+
+
+def _current(connection: sqlite3.Connection) -> str:
+    """The SQL condition on a results row: its match is in the current schedule. No
+    condition at all while the schedule leaves nothing out (the usual case); else one
+    look-up per row in the index of the matches left out."""
+    if not _leaves_out(connection):
+        return "1"
+    return (
+        "NOT EXISTS (SELECT 1 FROM schedule WHERE schedule.match_id = results.match_id "
+        "AND schedule.current = 0)"
+    )
+
+
+def _schedule_matches(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
+    """Add the matches not yet scheduled and mark every one given current; return how many
+    were new. Inside the caller's transaction."""
+    now = _now()
+    before = _count_all_scheduled(connection)
+    connection.executemany(
+        "INSERT INTO schedule (match_id, round, pairing, seat0, seat1, seed, scheduled_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET current = 1",
+        (
+            (match.match_id, match.round, match.pairing, *match.seats, match.seed, now)
+            for match in matches
+        ),
+    )
+    return _count_all_scheduled(connection) - before
+
+
 @_store_operation("add the matches to the schedule")
 def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
-    """Add the matches not yet scheduled, in one transaction; return how many were new."""
-    now = _now()
+    """Add the matches not yet scheduled, in one transaction, and count every one given in
+    the current schedule again; return how many were new. The other scheduled matches are
+    left as they are (:func:`set_schedule` makes a schedule the whole current one)."""
     with connection:
-        before = connection.total_changes
-        connection.executemany(
-            "INSERT OR IGNORE INTO schedule "
-            "(match_id, round, pairing, seat0, seat1, seed, scheduled_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                (match.match_id, match.round, match.pairing, *match.seats, match.seed, now)
-                for match in matches
-            ),
-        )
-        return connection.total_changes - before
+        return _schedule_matches(connection, matches)
+
+
+@_store_operation("write the schedule")
+def set_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
+    """Make ``matches`` the current schedule, in one transaction: add the new ones, count the
+    known ones in again, and leave every other scheduled match out (kept, played or not, for
+    a later schedule that has it again). Return how many matches were new."""
+    with connection:
+        connection.execute("UPDATE schedule SET current = 0 WHERE current = 1")
+        return _schedule_matches(connection, matches)
 
 
 @_store_operation("count the scheduled matches")
 def count_scheduled(connection: sqlite3.Connection) -> int:
-    """Matches in the schedule table (every config run on this store, unioned)."""
+    """Matches in the current schedule (the last run's config's)."""
+    left_out = 0
+    if _leaves_out(connection):
+        query = "SELECT count(*) FROM schedule WHERE current = 0"
+        left_out = int(connection.execute(query).fetchone()[0])
+    return _count_all_scheduled(connection) - left_out
+
+
+def _count_all_scheduled(connection: sqlite3.Connection) -> int:
+    """Every match ever scheduled on this store, current or not."""
     return int(connection.execute("SELECT count(*) FROM schedule").fetchone()[0])
 
 
@@ -605,8 +680,22 @@ def is_stored(connection: sqlite3.Connection, match_id: str) -> bool:
 
 @_store_operation("count the results")
 def count_results(connection: sqlite3.Connection) -> int:
-    """Finished matches stored."""
-    return int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
+    """Finished matches stored, of the current schedule."""
+    stored = int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
+    return stored - count_retired(connection)
+
+
+@_store_operation("count the results")
+def count_retired(connection: sqlite3.Connection) -> int:
+    """Finished matches stored that the current schedule leaves out (a bot removed from the
+    config, fewer matches per pair): kept, and counted nowhere else."""
+    if not _leaves_out(connection):
+        return 0
+    query = (
+        "SELECT count(*) FROM schedule JOIN results ON results.match_id = schedule.match_id "
+        "WHERE schedule.current = 0"
+    )
+    return int(connection.execute(query).fetchone()[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -631,43 +720,87 @@ class ResultGroup:
 
 @_store_stream("read the results")
 def result_groups(connection: sqlite3.Connection) -> Iterator[ResultGroup]:
-    """The stored results aggregated by seats and outcome (see :class:`ResultGroup`)."""
+    """The stored results of the current schedule aggregated by seats and outcome (see
+    :class:`ResultGroup`): every result's groups less those of the results left out, which
+    are found through their own index, so that leaving matches out costs no look-up per
+    result."""
+    left_out: dict[tuple[Any, ...], tuple[int, ...]] = {}
+    if _leaves_out(connection):
+        left_out = {
+            tuple(key): tuple(sums)
+            for *key, sums in _grouped(
+                connection,
+                "FROM schedule JOIN results ON results.match_id = schedule.match_id "
+                "WHERE schedule.current = 0",
+            )
+        }
+    for *key, sums in _grouped(connection, "FROM results"):
+        removed = left_out.get(tuple(key))
+        if removed is not None:
+            sums = tuple(total - part for total, part in zip(sums, removed, strict=True))
+        matches, games, won0, won1, score0, score1 = sums
+        if matches:
+            seat0, seat1, winner, forfeit_seat, kind = key
+            yield ResultGroup(
+                (seat0, seat1),
+                winner,
+                forfeit_seat,
+                kind,
+                matches,
+                games,
+                (won0, won1),
+                (score0, score1),
+            )
+
+
+_GROUP_KEY = "results.seat0, results.seat1, winner_seat, forfeit_seat, forfeit_kind"
+
+
+def _grouped(connection: sqlite3.Connection, source: str) -> Iterator[list[Any]]:
+    """``[seat0, seat1, winner_seat, forfeit_seat, forfeit_kind, sums]`` per group of the
+    results in ``source`` (a FROM clause), sums being (matches, games, games won by each
+    seat, scores of each seat)."""
     cursor = connection.execute(
-        "SELECT seat0, seat1, winner_seat, forfeit_seat, forfeit_kind, count(*), sum(games), "
-        "sum(games_won0), sum(games_won1), sum(score0), sum(score1) FROM results "
-        "GROUP BY seat0, seat1, winner_seat, forfeit_seat, forfeit_kind "
-        "ORDER BY seat0, seat1, winner_seat, forfeit_seat, forfeit_kind"
+        f"SELECT {_GROUP_KEY}, count(*), sum(games), sum(games_won0), sum(games_won1), "
+        f"sum(score0), sum(score1) {source} GROUP BY {_GROUP_KEY} ORDER BY {_GROUP_KEY}"
     )
-    for (
-        seat0,
-        seat1,
-        winner,
-        forfeit_seat,
-        kind,
-        matches,
-        games,
-        won0,
-        won1,
-        score0,
-        score1,
-    ) in cursor:
-        yield ResultGroup(
-            (seat0, seat1),
-            winner,
-            forfeit_seat,
-            kind,
-            matches,
-            games,
-            (won0, won1),
-            (score0, score1),
-        )
+    for row in cursor:
+        yield [*row[:5], tuple(row[5:])]
 
 
 @_store_operation("read the bots")
 def stored_bot_names(connection: sqlite3.Connection) -> list[str]:
-    """Bot names in the order they were first added."""
-    cursor = connection.execute("SELECT name FROM bots ORDER BY first_seen, rowid")
-    return [name for (name,) in cursor]
+    """The bots of the current schedule (every bot of a store without one), in the order
+    they were first added."""
+    return [name for name, current in _bots(connection) if current]
+
+
+@_store_operation("read the bots")
+def retired_bot_names(connection: sqlite3.Connection) -> list[str]:
+    """The bots of earlier runs that the current schedule leaves out, in the order they were
+    first added."""
+    return [name for name, current in _bots(connection) if not current]
+
+
+def _bots(connection: sqlite3.Connection) -> list[tuple[str, bool]]:
+    """Every bot, and whether it plays in the current schedule (every one does while the
+    schedule leaves nothing out)."""
+    names = [
+        name for (name,) in connection.execute("SELECT name FROM bots ORDER BY first_seen, rowid")
+    ]
+    if not _leaves_out(connection):
+        return [(name, True) for name in names]
+    return [(name, _plays(connection, name)) for name in names]
+
+
+def _plays(connection: sqlite3.Connection, name: str) -> bool:
+    """Whether the bot has a match in the current schedule (found in its first round, for a
+    bot that has)."""
+    found = connection.execute(
+        "SELECT 1 FROM schedule WHERE current = 1 AND (seat0 = ? OR seat1 = ?) LIMIT 1",
+        (name, name),
+    ).fetchone()
+    return found is not None
 
 
 @contextlib.contextmanager
@@ -714,7 +847,7 @@ def stored_matches(
     cursor = connection.execute(
         "SELECT match_id, seat0, seat1, winner, termination, score0, score1, games, "
         "forfeit_bot, forfeit_kind, duration_s, record_path FROM results "
-        "ORDER BY match_id LIMIT ?",
+        f"WHERE {_current(connection)} ORDER BY match_id LIMIT ?",
         (-1 if limit is None else max(limit, 0),),
     )
     return [
@@ -761,7 +894,8 @@ def stored_outcomes(connection: sqlite3.Connection) -> Iterator[StoredOutcome]:
     """Every stored match's outcome in the order the matches were stored (finish time, then
     insertion); streamed."""
     cursor = connection.execute(
-        "SELECT seat0, seat1, winner_seat FROM results ORDER BY finished_at, rowid"
+        "SELECT seat0, seat1, winner_seat FROM results "
+        f"WHERE {_current(connection)} ORDER BY finished_at, rowid"
     )
     for seat0, seat1, winner_seat in cursor:
         yield StoredOutcome((seat0, seat1), winner_seat)
@@ -813,7 +947,7 @@ def stored_activity(connection: sqlite3.Connection) -> Iterator[MatchActivity]:
     faults or timings are not what a tournament stores."""
     cursor = connection.execute(
         "SELECT match_id, record_path, seat0, seat1, faults_json, timings_json FROM results "
-        "ORDER BY finished_at, rowid"
+        f"WHERE {_current(connection)} ORDER BY finished_at, rowid"
     )
     for match_id, path, seat0, seat1, faults_json, timings_json in cursor:
         faults = _json_column(match_id, "faults_json", faults_json)

@@ -4,8 +4,9 @@
 
 1. lock the output directory (one writer), open the store, check or write its meta (rules,
    time control and seed may not change under existing results; a config without a seed
-   plays from the store's, drawn when the store is made), record the bots and add the
-   schedule's new matches;
+   plays from the store's, drawn when the store is made), record the bots and make the
+   config's schedule the store's current one (new matches added; those of removed bots, or
+   of rounds no longer played, left out of the standings but kept);
 2. submit the matches not yet stored, in schedule order, to the executor, keeping only a
    small window of them in flight (never the whole schedule, never all results);
 3. store each finished match (record file first, then its row in one transaction) and tell
@@ -58,8 +59,7 @@ from tournaments.schedule import ScheduledMatch, schedule, schedule_size
 from tournaments.seeds import small_seed_warning
 from tournaments.standings import Standings, load_standings
 from tournaments.store import (
-    add_schedule,
-    count_results,
+    count_retired,
     ensure_meta,
     is_stored,
     lock_output,
@@ -69,6 +69,7 @@ from tournaments.store import (
     remove_stale_temporaries,
     save_bots,
     save_result,
+    set_schedule,
     write_record,
 )
 from tournaments.worker import (
@@ -545,7 +546,7 @@ def run_tournament(
                     (warn or display.note)(f"WARNING: {problem}")
             save_bots(connection, setup.bots)
             remove_stale_temporaries(output)
-            added = add_schedule(connection, tournament_schedule(setup))
+            added = set_schedule(connection, tournament_schedule(setup))
             total = schedule_size(
                 setup.bot_names,
                 format=setup.format,
@@ -555,7 +556,7 @@ def run_tournament(
             stored_before = sum(
                 1 for match in tournament_schedule(setup) if is_stored(connection, match.match_id)
             )
-            others = count_results(connection) - stored_before
+            others = count_retired(connection)
             if stored_before:
                 display.note(
                     f"Resuming in {output}: {stored_before} of {total} matches already stored"
@@ -564,7 +565,8 @@ def run_tournament(
             if others:
                 display.note(
                     f"{others} stored match(es) are not in this config's schedule (a bot "
-                    "removed, or fewer matches per pair); they still count in the standings"
+                    "removed, or fewer matches per pair): kept in the store, left out of the "
+                    "standings and the report while the config leaves them out"
                 )
             if setup.listen is not None and any(spec.is_remote for spec in setup.bots):
                 remote = ", ".join(spec.name for spec in setup.bots if spec.is_remote)

@@ -119,7 +119,7 @@ def test_every_step_before_the_first_match_fails_cleanly_on_a_full_disk(
     assert failures & {
         "write the tournament's settings",
         "record the bots",
-        "add the matches to the schedule",
+        "write the schedule",
     }, failures
     small_disk.empty()
     assert stored_count(output / "results.sqlite") == 2
