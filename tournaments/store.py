@@ -468,24 +468,29 @@ def ensure_meta(
 def save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
     """Add new bots and refresh the command of known ones (a command may move; a name is the
     bot's identity)."""
-    now = _now()
     with connection:
-        connection.executemany(
-            "INSERT INTO bots (name, command, remote_key, first_seen, last_seen) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
-            "command = excluded.command, remote_key = excluded.remote_key, "
-            "last_seen = excluded.last_seen",
+        _save_bots(connection, bots)
+
+
+def _save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
+    """:func:`save_bots` inside the caller's transaction."""
+    now = _now()
+    connection.executemany(
+        "INSERT INTO bots (name, command, remote_key, first_seen, last_seen) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+        "command = excluded.command, remote_key = excluded.remote_key, "
+        "last_seen = excluded.last_seen",
+        (
             (
-                (
-                    spec.name,
-                    json.dumps(list(spec.command)) if spec.command else None,
-                    spec.curve_public_key,
-                    now,
-                    now,
-                )
-                for spec in bots
-            ),
-        )
+                spec.name,
+                json.dumps(list(spec.command)) if spec.command else None,
+                spec.curve_public_key,
+                now,
+                now,
+            )
+            for spec in bots
+        ),
+    )
 
 
 _CONTAINMENT_KEY = "containment"
@@ -579,12 +584,19 @@ def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatc
         return _schedule_matches(connection, matches)
 
 
-@_store_operation("write the schedule")
-def set_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
-    """Make ``matches`` the current schedule, in one transaction: add the new ones, count the
-    known ones in again, and leave every other scheduled match out (kept, played or not, for
-    a later schedule that has it again). Return how many matches were new."""
+@_store_operation("write the bots and the schedule")
+def set_schedule(
+    connection: sqlite3.Connection,
+    matches: Iterable[ScheduledMatch],
+    bots: Iterable[BotSpec] = (),
+) -> int:
+    """Make ``matches`` the current schedule: add the new ones, count the known ones in
+    again, and leave every other scheduled match out (kept, played or not, for a later
+    schedule that has it again); with them, record ``bots`` (:func:`save_bots`). One
+    transaction: a run that cannot write them all changes neither. Return how many matches
+    were new."""
     with connection:
+        _save_bots(connection, bots)
         connection.execute("UPDATE schedule SET current = 0 WHERE current = 1")
         return _schedule_matches(connection, matches)
 

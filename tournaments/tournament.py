@@ -67,7 +67,6 @@ from tournaments.store import (
     record_containment,
     record_path,
     remove_stale_temporaries,
-    save_bots,
     save_result,
     set_schedule,
     write_record,
@@ -544,9 +543,8 @@ def run_tournament(
             if sandbox.enabled:
                 for problem in shared_folders(setup.bots):
                     (warn or display.note)(f"WARNING: {problem}")
-            save_bots(connection, setup.bots)
             remove_stale_temporaries(output)
-            added = set_schedule(connection, tournament_schedule(setup))
+            added = set_schedule(connection, tournament_schedule(setup), setup.bots)
             total = schedule_size(
                 setup.bot_names,
                 format=setup.format,

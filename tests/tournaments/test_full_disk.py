@@ -23,6 +23,7 @@ from tests.tournaments.helpers import (
     winners,
     write_config,
 )
+from tournaments.store import count_scheduled, open_store, retired_bot_names, stored_bot_names
 
 _DISK_SIZE = 4 * 1024 * 1024
 
@@ -118,11 +119,20 @@ def test_every_step_before_the_first_match_fails_cleanly_on_a_full_disk(
     assert {"write the lock", "open the results store"} < failures, failures
     assert failures & {
         "write the tournament's settings",
-        "record the bots",
-        "write the schedule",
+        "note how the bots are contained",
+        "write the bots and the schedule",
     }, failures
     small_disk.empty()
     assert stored_count(output / "results.sqlite") == 2
+    connection = open_store(output, read_only=True)
+    try:  # no failed run recorded gamma or any of its matches
+        assert (stored_bot_names(connection), retired_bot_names(connection)) == (
+            ["alpha", "beta"],
+            [],
+        )
+        assert count_scheduled(connection) == 2
+    finally:
+        connection.close()
     resumed = invoke("tournament", config, "--output", output, "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert_stored_exactly_once(output, 2)
