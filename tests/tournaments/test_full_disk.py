@@ -145,15 +145,15 @@ def test_a_disk_that_fills_during_the_run_stops_it_cleanly_and_it_resumes(
     """The records fill the disk part way: the run stops with exit 2 naming the file it
     could not write, every match it stored is whole, and the same command, once there is
     space, plays exactly the rest."""
-    config, marker = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=40, concurrency=1)
+    config, marker = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=20, concurrency=1)
     output = small_disk.root / "out"
     small_disk.leave_free(160)
     failed = run_cli("tournament", str(config), "--output", str(output), "--quiet", cwd=tmp_path)
     assert failed.returncode == 2, failed.stderr
     assert "Traceback" not in failed.stderr
     stored = stored_count(output / "results.sqlite")
-    assert 1 <= stored < 40
-    assert f"{stored} of 40 matches stored in {output}" in failed.stderr
+    assert 1 <= stored < 20
+    assert f"{stored} of 20 matches stored in {output}" in failed.stderr
     failure = re.search(r"Failed: cannot store match (\S+): (\S+): cannot (.*)", failed.stderr)
     assert failure is not None, failed.stderr
     lost, where, what = failure.groups()
@@ -166,6 +166,6 @@ def test_a_disk_that_fills_during_the_run_stops_it_cleanly_and_it_resumes(
     small_disk.empty()
     resumed = run_cli("tournament", str(config), "--output", str(output), "--quiet", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"Resuming in {output}: {stored} of 40 matches already stored" in resumed.stdout
-    assert_stored_exactly_once(output, 40)
+    assert f"Resuming in {output}: {stored} of 20 matches already stored" in resumed.stdout
+    assert_stored_exactly_once(output, 20)
     assert wait_no_processes(marker, timeout=2) == []
