@@ -724,16 +724,8 @@ class _Verifier:
         what = "match_end line"
         name = _str_field(data, "termination", what)
         if name == VOID_TERMINATION:
-            # Both bots failed before the first game: no winner, no games, faults named.
-            if match.games_played or self.unfinished is not None:
-                _fail("only a match with no game played can be void")
-            if data.get("winner") is not None:
-                _fail(f"a void match has no winner, got {_show(data.get('winner'))}")
-            faults = _list_field(data, "faults", what)
-            if len(faults) != 2:
-                _fail(f"a void match names the fault of each seat, got {len(faults)}")
-            for position, entry in enumerate(faults):
-                _parse_fault(entry, f"faults[{position}]")
+            self.check_void_end(data, match)
+            self.close_match()
             return
         termination = _TERMINATIONS.get(name)
         if termination is None:
@@ -784,6 +776,33 @@ class _Verifier:
             )
         if games != expected.games:
             _fail(f"games is {games} but the match has {expected.games} finished game(s)")
+        self.close_match()
+
+    def check_void_end(self, data: Mapping[str, Any], match: MatchState) -> None:
+        """A void match: both bots failed before the first game, so no game, no winner, no
+        points, and the fault of each seat named."""
+        what = "match_end line"
+        if match.games_played or self.unfinished is not None:
+            _fail("only a match with no game played can be void")
+        winner = _field(data, "winner", what)
+        if winner is not None:
+            _fail(f"a void match has no winner, got {_show(winner)}")
+        if "forfeit" in data:
+            _fail("only a forfeit states 'forfeit' details, not a void ending")
+        scores = _pair_field(data, "scores", what)
+        if scores != (0, 0):
+            _fail(f"scores {_seat_list(scores)} but a void match plays no game: [0, 0]")
+        games = _int_field(data, "games", what)
+        if games != 0:
+            _fail(f"games is {games} but a void match plays no game")
+        faults = _list_field(data, "faults", what)
+        seats = [_parse_fault(entry, f"faults[{n}]") for n, entry in enumerate(faults)]
+        if sorted(seats) != list(_SEATS):
+            named = ", ".join(str(int(seat)) for seat in seats) or "none"
+            _fail(f"a void match names one fault for each seat, 0 and 1; got seats {named}")
+
+    def close_match(self) -> None:
+        """The match_end line checked out: count the match and expect the next one."""
         self.matches += 1
         self.match = None
         self.unfinished = None

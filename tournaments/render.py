@@ -130,6 +130,8 @@ def standings_json(standings: Standings) -> dict[str, Any]:
         "tournament": standings.name,
         "matches_played": standings.matches_played,
         "matches_scheduled": standings.matches_scheduled,
+        "matches_retired": standings.matches_retired,
+        "retired_bots": list(standings.retired_bots),
         "games": standings.games,
         "void": standings.void,
         "anchor": standings.anchor,

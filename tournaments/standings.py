@@ -24,13 +24,14 @@ from tournaments.store import (
     PairGroup,
     ResultGroup,
     count_results,
+    count_retired,
     count_scheduled,
     pair_results,
     read_containment,
     read_meta,
     result_groups,
+    retired_bot_names,
     retired_bots,
-    retired_counts,
     snapshot,
     stored_bot_names,
 )
@@ -181,12 +182,36 @@ class Standings:
     containment: str | None = None
     #: ``pairs[a][b]``: the complete duplicate pairs between ``a`` and ``b``, from ``a``'s side.
     pairs: dict[str, dict[str, PairCounts]] = field(default_factory=dict)
+    #: Stored matches the current schedule leaves out (not counted here), and the bots of
+    #: earlier runs that it leaves out.
+    matches_retired: int = 0
+    retired_bots: tuple[str, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Warnings about the run (bots unsandboxed) and the ratings (results graph not
-        connected, …)."""
-        return ((self.containment,) if self.containment else ()) + self.fit.warnings
+        """Warnings about the run (bots unsandboxed), what is left out (bots removed) and
+        the ratings (results graph not connected, …)."""
+        return (
+            ((self.containment,) if self.containment else ())
+            + ((self.retired,) if self.matches_retired or self.retired_bots else ())
+            + self.fit.warnings
+        )
+
+    @property
+    def retired(self) -> str:
+        """What the standings leave out, for people."""
+        removed = (
+            f"no longer scheduled, so not shown: {', '.join(self.retired_bots)}"
+            if self.retired_bots
+            else ""
+        )
+        matches = (
+            f"{self.matches_retired} stored match(es) outside the current schedule are not "
+            "counted (kept in the store; they count again if a run schedules them again)"
+            if self.matches_retired
+            else ""
+        )
+        return "; ".join(part for part in (removed, matches) if part)
 
     @property
     def games(self) -> int:
@@ -209,10 +234,13 @@ def build_standings(
     anchor: str | None = None,
     containment: str | None = None,
     pairs: Iterable[PairGroup] | None = None,
+    matches_retired: int = 0,
+    retired_bots: Sequence[str] = (),
 ) -> Standings:
     """Standings from aggregated results: tallies, Elo with intervals, crosstable;
     ``containment``: why the bots ran unsandboxed, if they did; ``pairs``: the same results
-    by duplicate pair, which make the pair the unit of the intervals (else the match)."""
+    by duplicate pair, which make the pair the unit of the intervals (else the match);
+    ``matches_retired`` and ``retired_bots``: what the current schedule leaves out."""
     groups = list(groups)
     pair_groups = None if pairs is None else list(pairs)
     records = tally(names, groups)
@@ -250,34 +278,31 @@ def build_standings(
         anchor=anchor if anchor in records else None,
         containment=containment,
         pairs=pair_crosstable(pair_groups or ()),
+        matches_retired=matches_retired,
+        retired_bots=tuple(retired_bots),
     )
 
 
 def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None) -> Standings:
-    """The standings of the store behind ``connection``, read in one transaction (the
-    results by seats and by pair must be the same matches, even during a run); ``anchor``
-    overrides the stored rating anchor. A retired bot (a league's bot replaced by its next
-    version) and its matches are left out: they are the bot's history
-    (:func:`tournaments.league.bot_history`)."""
+    """The standings of the store behind ``connection``, over its current schedule (the last
+    run's config: a bot removed from it is left out, with its matches), read in one
+    transaction (the results by seats and by pair must be the same matches, even during a
+    run); ``anchor`` overrides the stored rating anchor. A retired bot (a league's bot
+    replaced by its next version) is left out the same way, since the league's run leaves it
+    out of its config: its results are its history (:func:`tournaments.league.bot_history`)."""
     with snapshot(connection):
         meta = read_meta(connection)
-        names, groups = stored_bot_names(connection), result_groups(connection)
-        pairs = pair_results(connection)
-        played, scheduled = count_results(connection), count_scheduled(connection)
         retired = retired_bots(connection)
-        if retired:
-            names = [name for name in names if name not in retired]
-            groups = (group for group in groups if not set(group.seats) & retired.keys())
-            pairs = (pair for pair in pairs if not set(pair.bots) & retired.keys())
-            retired_scheduled, retired_played = retired_counts(connection)
-            played, scheduled = played - retired_played, scheduled - retired_scheduled
+        names = [name for name in stored_bot_names(connection) if name not in retired]
         return build_standings(
             meta.name if meta is not None else "",
             names,
-            groups,
-            matches_played=played,
-            matches_scheduled=scheduled,
+            result_groups(connection),
+            matches_played=count_results(connection),
+            matches_scheduled=count_scheduled(connection),
             anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
             containment=read_containment(connection),
-            pairs=pairs,
+            pairs=pair_results(connection),
+            matches_retired=count_retired(connection),
+            retired_bots=retired_bot_names(connection),
         )

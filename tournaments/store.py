@@ -12,25 +12,38 @@ one transaction (``INSERT OR IGNORE`` on the match id, which is the primary key)
 dies at any point leaves either no row (the match is played again, its record replaced) or
 the row and its record: never a row without its record, never a match twice.
 
+The schedule keeps every match any run on the directory scheduled; the *current* ones
+(``schedule.current``) are those of the last run's config. A run marks its config's matches
+current and the others not (:func:`set_schedule`): a bot removed from the config, or fewer
+matches per pair, takes its matches out of the current schedule, played or not. They stay in
+the store and their records on disk, and come back if a later config schedules them again.
+Every count and reader of results below covers the current schedule only, so the run, the
+standings and the report agree; :func:`count_retired` counts the stored matches left out.
+
 Readers (``aegis-ref standings``, ``aegis-ref report``) open the database read-only and may
 do so during a run. This module alone knows the SQL: readers get typed rows from its
-functions, with the JSON columns decoded and checked here, once.
+functions, with the JSON columns decoded and checked here, once. Whatever fails (a full
+disk, a damaged file), every function here raises :class:`~tournaments.errors.StoreError`,
+which names the file and what could not be done, never a bare SQLite or OS error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import functools
 import hashlib
 import json
 import os
 import secrets
+import shutil
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, Concatenate, ParamSpec, TypeGuard, TypeVar
 
 from referee.bots import BotSpec
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
@@ -55,6 +68,7 @@ __all__ = [
     "add_schedule",
     "config_hash",
     "count_results",
+    "count_retired",
     "count_scheduled",
     "ensure_meta",
     "is_stored",
@@ -68,10 +82,12 @@ __all__ = [
     "remove_stale_temporaries",
     "result_groups",
     "retire_bots",
+    "retired_bot_names",
     "retired_bots",
     "retired_counts",
     "save_bots",
     "save_result",
+    "set_schedule",
     "snapshot",
     "stored_activity",
     "stored_bot_names",
@@ -106,7 +122,8 @@ CREATE TABLE IF NOT EXISTS schedule (
     seat0 TEXT NOT NULL,
     seat1 TEXT NOT NULL,
     seed INTEGER NOT NULL,
-    scheduled_at TEXT NOT NULL
+    scheduled_at TEXT NOT NULL,
+    current INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS results (
     match_id TEXT PRIMARY KEY REFERENCES schedule (match_id),
@@ -171,6 +188,86 @@ def _now() -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Failures: every store operation that fails raises StoreError, never a bare sqlite3 or OS error
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_Operation = Callable[Concatenate[sqlite3.Connection, _P], _R]
+
+# SQLite's names of the errors a full disk (or a disk that fails) gives.
+_DISK_ERRORS = ("SQLITE_FULL", "SQLITE_IOERR")
+
+
+def _free_space(path: Path) -> str:
+    """`` (N KiB free on its disk)``, for a failure that a full disk may explain."""
+    for candidate in (path, *path.parents):
+        with contextlib.suppress(OSError):
+            return f" ({shutil.disk_usage(candidate).free // 1024} KiB free on its disk)"
+    return ""
+
+
+def _database_file(connection: sqlite3.Connection) -> Path | None:
+    try:
+        for _number, name, file in connection.execute("PRAGMA database_list"):
+            if name == "main" and file:
+                return Path(file)
+    except sqlite3.Error:
+        pass
+    return None
+
+
+def _store_failure(where: Path | None, what: str, error: sqlite3.Error | OSError) -> StoreError:
+    """The StoreError of a failed store operation: which file, what was being done, why."""
+    if isinstance(error, OSError):
+        reason = error.strerror or str(error)
+        full = error.errno in (errno.ENOSPC, errno.EDQUOT)
+    else:
+        reason = str(error)
+        full = getattr(error, "sqlite_errorname", "").startswith(_DISK_ERRORS)
+    place = str(where) if where is not None else "results store"
+    return StoreError(
+        f"{place}: cannot {what}: {reason}" + (_free_space(where) if full and where else "")
+    )
+
+
+def _store_operation(what: str) -> Callable[[_Operation[_P, _R]], _Operation[_P, _R]]:
+    """Make a store function's SQLite failure a :class:`StoreError` naming the file and
+    ``what`` it was doing ("record the bots")."""
+
+    def decorate(function: _Operation[_P, _R]) -> _Operation[_P, _R]:
+        def operation(connection: sqlite3.Connection, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return function(connection, *args, **kwargs)
+            except sqlite3.Error as error:
+                raise _store_failure(_database_file(connection), what, error) from None
+
+        functools.update_wrapper(operation, function)
+        return operation
+
+    return decorate
+
+
+def _store_stream(
+    what: str,
+) -> Callable[[_Operation[_P, Iterator[_R]]], _Operation[_P, Iterator[_R]]]:
+    """:func:`_store_operation` for a reader that streams its rows (a generator)."""
+
+    def decorate(function: _Operation[_P, Iterator[_R]]) -> _Operation[_P, Iterator[_R]]:
+        def stream(
+            connection: sqlite3.Connection, /, *args: _P.args, **kwargs: _P.kwargs
+        ) -> Iterator[_R]:
+            try:
+                yield from function(connection, *args, **kwargs)
+            except sqlite3.Error as error:
+                raise _store_failure(_database_file(connection), what, error) from None
+
+        functools.update_wrapper(stream, function)
+        return stream
+
+    return decorate
+
+
+# ---------------------------------------------------------------------------------------------
 # Opening
 
 
@@ -202,13 +299,23 @@ def open_store(directory: Path, *, read_only: bool = False) -> sqlite3.Connectio
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
                 )
+                if not _knows_current(connection):
+                    # A store made before the schedule knew its current matches: all are.
+                    connection.execute(
+                        "ALTER TABLE schedule ADD COLUMN current INTEGER NOT NULL DEFAULT 1"
+                    )
+                # The matches left out, usually none: finding them costs nothing then.
+                connection.execute(
+                    "CREATE INDEX IF NOT EXISTS schedule_left_out ON schedule (match_id) "
+                    "WHERE current = 0"
+                )
             _check_schema(connection, directory)
         except BaseException:
             connection.close()
             raise
         return connection
     except sqlite3.Error as error:
-        raise StoreError(f"{path}: cannot open the results store: {error}") from None
+        raise _store_failure(path, "open the results store", error) from None
     except OSError as error:
         raise StoreError(f"{directory}: {error.strerror or error}") from None
 
@@ -246,8 +353,11 @@ def lock_output(directory: Path) -> Iterator[None]:
             raise StoreLockedError(
                 f"{directory} is in use by another aegis-ref tournament (pid {holder})"
             ) from None
-        os.ftruncate(descriptor, 0)
-        os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+        try:
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+        except OSError as error:  # a full disk, say
+            raise _store_failure(directory / _LOCK_NAME, "write the lock", error) from None
         yield
     finally:
         os.close(descriptor)
@@ -281,6 +391,7 @@ def config_hash(rules: Mapping[str, Any], time_control: Mapping[str, Any], seed:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@_store_operation("read the tournament's settings")
 def read_meta(connection: sqlite3.Connection) -> StoredMeta | None:
     """The store's tournament meta, or None for a store that has none yet."""
     values = dict(connection.execute("SELECT key, value FROM meta").fetchall())
@@ -305,6 +416,7 @@ def _differences(label: str, stored: Mapping[str, Any], wanted: Mapping[str, Any
     ]
 
 
+@_store_operation("write the tournament's settings")
 def ensure_meta(
     connection: sqlite3.Connection,
     *,
@@ -365,32 +477,39 @@ def ensure_meta(
 # Bots and schedule
 
 
+@_store_operation("record the bots")
 def save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
     """Add new bots and refresh the command of known ones (a command may move; a name is the
     bot's identity)."""
-    now = _now()
     with connection:
-        connection.executemany(
-            "INSERT INTO bots (name, command, remote_key, first_seen, last_seen) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
-            "command = excluded.command, remote_key = excluded.remote_key, "
-            "last_seen = excluded.last_seen",
+        _save_bots(connection, bots)
+
+
+def _save_bots(connection: sqlite3.Connection, bots: Iterable[BotSpec]) -> None:
+    """:func:`save_bots` inside the caller's transaction."""
+    now = _now()
+    connection.executemany(
+        "INSERT INTO bots (name, command, remote_key, first_seen, last_seen) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+        "command = excluded.command, remote_key = excluded.remote_key, "
+        "last_seen = excluded.last_seen",
+        (
             (
-                (
-                    spec.name,
-                    json.dumps(list(spec.command)) if spec.command else None,
-                    spec.curve_public_key,
-                    now,
-                    now,
-                )
-                for spec in bots
-            ),
-        )
+                spec.name,
+                json.dumps(list(spec.command)) if spec.command else None,
+                spec.curve_public_key,
+                now,
+                now,
+            )
+            for spec in bots
+        ),
+    )
 
 
 _CONTAINMENT_KEY = "containment"
 
 
+@_store_operation("note how the bots are contained")
 def record_containment(connection: sqlite3.Connection, sandboxed: bool, summary: str) -> None:
     """Note how this run contains its bots. An unsandboxed run is remembered for good: the
     results it stored stay those of bots that could reach the machine, whatever later runs
@@ -426,21 +545,56 @@ def read_containment(connection: sqlite3.Connection) -> str | None:
     return summary if isinstance(summary, str) and summary else None
 
 
-def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
-    """Add the matches not yet scheduled, in one transaction; return how many were new."""
+def _knows_current(connection: sqlite3.Connection) -> bool:
+    """Whether the schedule marks its current matches (a store opened read-only may predate
+    it: then every scheduled match is current)."""
+    columns = connection.execute("PRAGMA table_info(schedule)").fetchall()
+    return any(column[1] == "current" for column in columns)
+
+
+def _leaves_out(connection: sqlite3.Connection) -> bool:
+    """Whether the current schedule leaves out any scheduled match (an index look-up)."""
+    if not _knows_current(connection):
+        return False
+    found = connection.execute("SELECT 1 FROM schedule WHERE current = 0 LIMIT 1").fetchone()
+    return found is not None
+
+
+def _current(connection: sqlite3.Connection) -> str:
+    """The SQL condition on a results row: its match is in the current schedule. No
+    condition at all while the schedule leaves nothing out (the usual case); else one
+    look-up per row in the index of the matches left out."""
+    if not _leaves_out(connection):
+        return "1"
+    return (
+        "NOT EXISTS (SELECT 1 FROM schedule WHERE schedule.match_id = results.match_id "
+        "AND schedule.current = 0)"
+    )
+
+
+def _schedule_matches(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
+    """Add the matches not yet scheduled and mark every one given current; return how many
+    were new. Inside the caller's transaction."""
     now = _now()
+    before = _count_all_scheduled(connection)
+    connection.executemany(
+        "INSERT INTO schedule (match_id, round, pairing, seat0, seat1, seed, scheduled_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET current = 1",
+        (
+            (match.match_id, match.round, match.pairing, *match.seats, match.seed, now)
+            for match in matches
+        ),
+    )
+    return _count_all_scheduled(connection) - before
+
+
+@_store_operation("add the matches to the schedule")
+def add_schedule(connection: sqlite3.Connection, matches: Iterable[ScheduledMatch]) -> int:
+    """Add the matches not yet scheduled, in one transaction, and count every one given in
+    the current schedule again; return how many were new. The other scheduled matches are
+    left as they are (:func:`set_schedule` makes a schedule the whole current one)."""
     with connection:
-        before = connection.total_changes
-        connection.executemany(
-            "INSERT OR IGNORE INTO schedule "
-            "(match_id, round, pairing, seat0, seat1, seed, scheduled_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                (match.match_id, match.round, match.pairing, *match.seats, match.seed, now)
-                for match in matches
-            ),
-        )
-        return connection.total_changes - before
+        return _schedule_matches(connection, matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,6 +606,7 @@ class RetiredBot:
     retired_at: str
 
 
+@_store_operation("retire the bots replaced")
 def retire_bots(connection: sqlite3.Connection, retired: Mapping[str, str | None]) -> int:
     """Retire each bot of ``retired`` (name: the bot replacing it), in one transaction: note
     it, and take its matches not yet played out of the schedule; return how many left it.
@@ -482,6 +637,7 @@ def retired_bots(connection: sqlite3.Connection) -> dict[str, RetiredBot]:
     return {name: RetiredBot(name, by, at) for name, by, at in cursor}
 
 
+@_store_operation("count the retired bots' matches")
 def retired_counts(connection: sqlite3.Connection) -> tuple[int, int]:
     """Matches of the schedule, and stored results, in which a retired bot played."""
     if not retired_bots(connection):
@@ -496,8 +652,35 @@ def retired_counts(connection: sqlite3.Connection) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
+@_store_operation("write the bots and the schedule")
+def set_schedule(
+    connection: sqlite3.Connection,
+    matches: Iterable[ScheduledMatch],
+    bots: Iterable[BotSpec] = (),
+) -> int:
+    """Make ``matches`` the current schedule: add the new ones, count the known ones in
+    again, and leave every other scheduled match out (kept, played or not, for a later
+    schedule that has it again); with them, record ``bots`` (:func:`save_bots`). One
+    transaction: a run that cannot write them all changes neither. Return how many matches
+    were new."""
+    with connection:
+        _save_bots(connection, bots)
+        connection.execute("UPDATE schedule SET current = 0 WHERE current = 1")
+        return _schedule_matches(connection, matches)
+
+
+@_store_operation("count the scheduled matches")
 def count_scheduled(connection: sqlite3.Connection) -> int:
-    """Matches in the schedule table (every config run on this store, unioned)."""
+    """Matches in the current schedule (the last run's config's)."""
+    left_out = 0
+    if _leaves_out(connection):
+        query = "SELECT count(*) FROM schedule WHERE current = 0"
+        left_out = int(connection.execute(query).fetchone()[0])
+    return _count_all_scheduled(connection) - left_out
+
+
+def _count_all_scheduled(connection: sqlite3.Connection) -> int:
+    """Every match ever scheduled on this store, current or not."""
     return int(connection.execute("SELECT count(*) FROM schedule").fetchone()[0])
 
 
@@ -530,7 +713,8 @@ def _fsync_directory(directory: Path) -> None:
 
 def write_record(path: Path, lines: Sequence[str]) -> None:
     """Write a record atomically and durably: temporary file, fsync, rename, fsync the
-    directory. Call before the match's row is committed."""
+    directory. Call before the match's row is committed. Raises :class:`StoreError` if it
+    cannot (a full disk, say), leaving no temporary file behind."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}{_TEMPORARY_SUFFIX}")
     try:
         with temporary.open("w", encoding="utf-8", newline="\n") as stream:
@@ -540,13 +724,19 @@ def write_record(path: Path, lines: Sequence[str]) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             temporary.unlink()
+        if isinstance(error, OSError):
+            raise _store_failure(path, "write the record", error) from None
         raise
-    _fsync_directory(path.parent)
+    try:
+        _fsync_directory(path.parent)
+    except OSError as error:
+        raise _store_failure(path, "write the record", error) from None
 
 
+@_store_operation("store a result")
 def save_result(connection: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
     """Insert a finished match's row in one transaction; False if it was already stored."""
     missing = [column for column in RESULT_COLUMNS if column not in row]
@@ -561,15 +751,31 @@ def save_result(connection: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
         return cursor.rowcount == 1
 
 
+@_store_operation("look up a result")
 def is_stored(connection: sqlite3.Connection, match_id: str) -> bool:
     """True if the match's result is in the store."""
     found = connection.execute("SELECT 1 FROM results WHERE match_id = ?", (match_id,))
     return found.fetchone() is not None
 
 
+@_store_operation("count the results")
 def count_results(connection: sqlite3.Connection) -> int:
-    """Finished matches stored."""
-    return int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
+    """Finished matches stored, of the current schedule."""
+    stored = int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
+    return stored - count_retired(connection)
+
+
+@_store_operation("count the results")
+def count_retired(connection: sqlite3.Connection) -> int:
+    """Finished matches stored that the current schedule leaves out (a bot removed from the
+    config, fewer matches per pair): kept, and counted nowhere else."""
+    if not _leaves_out(connection):
+        return 0
+    query = (
+        "SELECT count(*) FROM schedule JOIN results ON results.match_id = schedule.match_id "
+        "WHERE schedule.current = 0"
+    )
+    return int(connection.execute(query).fetchone()[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,37 +798,54 @@ class ResultGroup:
     scores: tuple[int, int]
 
 
+@_store_stream("read the results")
 def result_groups(connection: sqlite3.Connection) -> Iterator[ResultGroup]:
-    """The stored results aggregated by seats and outcome (see :class:`ResultGroup`)."""
+    """The stored results of the current schedule aggregated by seats and outcome (see
+    :class:`ResultGroup`): every result's groups less those of the results left out, which
+    are found through their own index, so that leaving matches out costs no look-up per
+    result."""
+    left_out: dict[tuple[Any, ...], tuple[int, ...]] = {}
+    if _leaves_out(connection):
+        left_out = {
+            tuple(key): tuple(sums)
+            for *key, sums in _grouped(
+                connection,
+                "FROM schedule JOIN results ON results.match_id = schedule.match_id "
+                "WHERE schedule.current = 0",
+            )
+        }
+    for *key, sums in _grouped(connection, "FROM results"):
+        removed = left_out.get(tuple(key))
+        if removed is not None:
+            sums = tuple(total - part for total, part in zip(sums, removed, strict=True))
+        matches, games, won0, won1, score0, score1 = sums
+        if matches:
+            seat0, seat1, winner, forfeit_seat, kind = key
+            yield ResultGroup(
+                (seat0, seat1),
+                winner,
+                forfeit_seat,
+                kind,
+                matches,
+                games,
+                (won0, won1),
+                (score0, score1),
+            )
+
+
+_GROUP_KEY = "results.seat0, results.seat1, winner_seat, forfeit_seat, forfeit_kind"
+
+
+def _grouped(connection: sqlite3.Connection, source: str) -> Iterator[list[Any]]:
+    """``[seat0, seat1, winner_seat, forfeit_seat, forfeit_kind, sums]`` per group of the
+    results in ``source`` (a FROM clause), sums being (matches, games, games won by each
+    seat, scores of each seat)."""
     cursor = connection.execute(
-        "SELECT seat0, seat1, winner_seat, forfeit_seat, forfeit_kind, count(*), sum(games), "
-        "sum(games_won0), sum(games_won1), sum(score0), sum(score1) FROM results "
-        "GROUP BY seat0, seat1, winner_seat, forfeit_seat, forfeit_kind "
-        "ORDER BY seat0, seat1, winner_seat, forfeit_seat, forfeit_kind"
+        f"SELECT {_GROUP_KEY}, count(*), sum(games), sum(games_won0), sum(games_won1), "
+        f"sum(score0), sum(score1) {source} GROUP BY {_GROUP_KEY} ORDER BY {_GROUP_KEY}"
     )
-    for (
-        seat0,
-        seat1,
-        winner,
-        forfeit_seat,
-        kind,
-        matches,
-        games,
-        won0,
-        won1,
-        score0,
-        score1,
-    ) in cursor:
-        yield ResultGroup(
-            (seat0, seat1),
-            winner,
-            forfeit_seat,
-            kind,
-            matches,
-            games,
-            (won0, won1),
-            (score0, score1),
-        )
+    for row in cursor:
+        yield [*row[:5], tuple(row[5:])]
 
 
 @dataclass(frozen=True, slots=True)
@@ -637,16 +860,19 @@ class PairGroup:
     pairs: int
 
 
+@_store_stream("read the results by pair")
 def pair_results(connection: sqlite3.Connection) -> Iterator[PairGroup]:
-    """The stored decided matches by duplicate pair, pairs that ended alike counted together;
-    a pair without a decided match is left out. Grows with the pairings, not the matches."""
+    """The stored decided matches of the current schedule by duplicate pair, pairs that ended
+    alike counted together; a pair without a decided match is left out. Grows with the
+    pairings, not the matches."""
+    current = "s.current = 1" if _knows_current(connection) else "1"
     cursor = connection.execute(
         "SELECT low, high, low_wins, high_wins, count(*) FROM ("
         "  SELECT min(r.seat0, r.seat1) AS low, max(r.seat0, r.seat1) AS high,"
         "    sum(r.winner = min(r.seat0, r.seat1)) AS low_wins,"
         "    sum(r.winner = max(r.seat0, r.seat1)) AS high_wins"
         "  FROM results AS r JOIN schedule AS s ON s.match_id = r.match_id"
-        "  WHERE r.winner IS NOT NULL"
+        f"  WHERE r.winner IS NOT NULL AND {current}"
         "  GROUP BY s.pairing, s.round"
         ") GROUP BY low, high, low_wins, high_wins ORDER BY low, high, low_wins, high_wins"
     )
@@ -663,6 +889,7 @@ class StoredBot:
     last_seen: str
 
 
+@_store_operation("read the bots")
 def stored_bots(connection: sqlite3.Connection) -> list[StoredBot]:
     """The store's bots in the order they were first added."""
     cursor = connection.execute(
@@ -671,10 +898,39 @@ def stored_bots(connection: sqlite3.Connection) -> list[StoredBot]:
     return [StoredBot(name, first, last) for name, first, last in cursor]
 
 
+@_store_operation("read the bots")
 def stored_bot_names(connection: sqlite3.Connection) -> list[str]:
-    """Bot names in the order they were first added."""
-    cursor = connection.execute("SELECT name FROM bots ORDER BY first_seen, rowid")
-    return [name for (name,) in cursor]
+    """The bots of the current schedule (every bot of a store without one), in the order
+    they were first added."""
+    return [name for name, current in _bots(connection) if current]
+
+
+@_store_operation("read the bots")
+def retired_bot_names(connection: sqlite3.Connection) -> list[str]:
+    """The bots of earlier runs that the current schedule leaves out, in the order they were
+    first added."""
+    return [name for name, current in _bots(connection) if not current]
+
+
+def _bots(connection: sqlite3.Connection) -> list[tuple[str, bool]]:
+    """Every bot, and whether it plays in the current schedule (every one does while the
+    schedule leaves nothing out)."""
+    names = [
+        name for (name,) in connection.execute("SELECT name FROM bots ORDER BY first_seen, rowid")
+    ]
+    if not _leaves_out(connection):
+        return [(name, True) for name in names]
+    return [(name, _plays(connection, name)) for name in names]
+
+
+def _plays(connection: sqlite3.Connection, name: str) -> bool:
+    """Whether the bot has a match in the current schedule (found in its first round, for a
+    bot that has)."""
+    found = connection.execute(
+        "SELECT 1 FROM schedule WHERE current = 1 AND (seat0 = ? OR seat1 = ?) LIMIT 1",
+        (name, name),
+    ).fetchone()
+    return found is not None
 
 
 @contextlib.contextmanager
@@ -713,6 +969,7 @@ class StoredMatch:
     record_path: str
 
 
+@_store_operation("read the results")
 def stored_matches(
     connection: sqlite3.Connection, *, limit: int | None = None
 ) -> list[StoredMatch]:
@@ -720,7 +977,7 @@ def stored_matches(
     cursor = connection.execute(
         "SELECT match_id, seat0, seat1, winner, termination, score0, score1, games, "
         "forfeit_bot, forfeit_kind, duration_s, record_path FROM results "
-        "ORDER BY match_id LIMIT ?",
+        f"WHERE {_current(connection)} ORDER BY match_id LIMIT ?",
         (-1 if limit is None else max(limit, 0),),
     )
     return [
@@ -762,11 +1019,13 @@ class StoredOutcome:
     winner_seat: int | None
 
 
+@_store_stream("read the results")
 def stored_outcomes(connection: sqlite3.Connection) -> Iterator[StoredOutcome]:
     """Every stored match's outcome in the order the matches were stored (finish time, then
     insertion); streamed."""
     cursor = connection.execute(
-        "SELECT seat0, seat1, winner_seat FROM results ORDER BY finished_at, rowid"
+        "SELECT seat0, seat1, winner_seat FROM results "
+        f"WHERE {_current(connection)} ORDER BY finished_at, rowid"
     )
     for seat0, seat1, winner_seat in cursor:
         yield StoredOutcome((seat0, seat1), winner_seat)
@@ -811,13 +1070,14 @@ class MatchActivity:
     times: DecisionTimes
 
 
+@_store_stream("read the results")
 def stored_activity(connection: sqlite3.Connection) -> Iterator[MatchActivity]:
     """Every stored match's faults and decision times, in the order the matches were stored
     (finish time, then insertion); streamed. Raises :class:`StoreError` for a row whose
     faults or timings are not what a tournament stores."""
     cursor = connection.execute(
         "SELECT match_id, record_path, seat0, seat1, faults_json, timings_json FROM results "
-        "ORDER BY finished_at, rowid"
+        f"WHERE {_current(connection)} ORDER BY finished_at, rowid"
     )
     for match_id, path, seat0, seat1, faults_json, timings_json in cursor:
         faults = _json_column(match_id, "faults_json", faults_json)

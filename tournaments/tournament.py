@@ -4,8 +4,9 @@
 
 1. lock the output directory (one writer), open the store, check or write its meta (rules,
    time control and seed may not change under existing results; a config without a seed
-   plays from the store's, drawn when the store is made), record the bots and add the
-   schedule's new matches;
+   plays from the store's, drawn when the store is made), record the bots and make the
+   config's schedule the store's current one (new matches added; those of removed bots, or
+   of rounds no longer played, left out of the standings but kept);
 2. unless told not to, start every bot once as its matches will, up to its hello
    (:mod:`tournaments.preflight`): a bot that cannot get there stops the run here; then
    submit the matches not yet stored, in schedule order, to the executor, keeping only a
@@ -54,7 +55,7 @@ from referee.cgroups import detect_cgroups
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from referee.server import listen_problem
 from tournaments.config import TournamentSetup
-from tournaments.errors import TournamentError
+from tournaments.errors import StoreError, TournamentError
 from tournaments.forfeits import BotForfeits, ForfeitTally
 from tournaments.preflight import preflight as preflight_bots
 from tournaments.render import TournamentDisplay
@@ -62,8 +63,7 @@ from tournaments.schedule import ScheduledMatch, schedule, schedule_size
 from tournaments.seeds import small_seed_warning
 from tournaments.standings import Standings, load_standings
 from tournaments.store import (
-    add_schedule,
-    count_results,
+    count_retired,
     ensure_meta,
     is_stored,
     lock_output,
@@ -73,8 +73,8 @@ from tournaments.store import (
     remove_stale_temporaries,
     retire_bots,
     retired_counts,
-    save_bots,
     save_result,
+    set_schedule,
     write_record,
 )
 from tournaments.submissions import enter_submissions
@@ -85,6 +85,7 @@ from tournaments.worker import (
     play_match_batch,
     play_match_task,
 )
+from tournaments.worker_boot import first_in_workers
 
 __all__ = [
     "RunSummary",
@@ -129,10 +130,13 @@ class RunSummary:
     played: int
     #: A stop was requested (the run may still have completed).
     interrupted: bool
-    #: Why the run gave up, if it did (a worker died, a match raised).
+    #: Why the run gave up, if it did (a worker died, a match raised, a result could not be
+    #: stored).
     failure: str | None = None
     #: The bots that lost most of this run's matches to their own faults, worst first.
     forfeits: tuple[BotForfeits, ...] = ()
+    #: The run gave up because the store could not be written (a full disk, say).
+    store_failed: bool = False
 
     @property
     def stored(self) -> int:
@@ -160,14 +164,17 @@ def tournament_schedule(setup: TournamentSetup) -> Iterator[ScheduledMatch]:
 
 
 class _WorkerProcess(multiprocessing.context.SpawnProcess):
-    """A pool worker started with SIGINT blocked: Ctrl-C reaches the whole foreground
-    process group, and a worker still importing must not die of it. :func:`init_worker`
-    then ignores SIGINT and unblocks it (the coordinator alone decides how to stop)."""
+    """A pool worker that dies with its coordinator from its first line on
+    (:mod:`tournaments.worker_boot` runs before its imports), started with SIGINT blocked:
+    Ctrl-C reaches the whole foreground process group, and a worker still importing must not
+    die of it. :func:`init_worker` then ignores SIGINT and unblocks it (the coordinator alone
+    decides how to stop)."""
 
     def start(self) -> None:
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            super().start()
+            with first_in_workers():
+                super().start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
@@ -199,7 +206,9 @@ def make_executor(
     concurrency: int, *, cpu_groups: Sequence[tuple[int, ...]] | None = None
 ) -> ProcessPoolExecutor:
     """The default executor: ``concurrency`` worker processes, started fresh (spawn: no
-    inherited threads or sockets), each keeping its own bots alive across matches.
+    inherited threads or sockets), each keeping its own bots alive across matches. A worker
+    dies the moment its coordinator does (:mod:`tournaments.worker_boot`), or rather the
+    thread that started it: submit from a thread that outlives the pool.
 
     With ``cpu_groups`` (:func:`worker_cpus`), each worker and the bots it starts keep to a
     group of CPUs of their own: matches side by side never compete for a CPU, and with one
@@ -276,6 +285,7 @@ class _Coordinator:
         self.played = 0
         self.failure: str | None = None
         self.forfeits = ForfeitTally()
+        self.store_failed = False
         #: Matches the executor plays at once (worker processes or threads), asked anew as
         #: the window refills: a cluster's workers may come and go.
         self.capacity = capacity or (lambda: setup.concurrency)
@@ -347,9 +357,11 @@ class _Coordinator:
                     future.cancel()  # only those not started; running matches finish
             if not in_flight:
                 return
-            done, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
+            finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
             self.display.tick()
-            for future in done:
+            # In the order submitted: results are stored in schedule order, and a failure
+            # reported is the first one.
+            for future in [future for future in in_flight if future in finished]:
                 batch = in_flight.pop(future)
                 first = batch[0].match_id
                 if future.cancelled():
@@ -374,8 +386,10 @@ class _Coordinator:
                 for match, outcome in zip(batch, outcomes, strict=True):
                     try:
                         self.store(connection, match, outcome)
-                    except (OSError, sqlite3.Error) as error:  # disk full, say: stop cleanly
-                        self.failure = f"cannot store match {match.match_id}: {error}"
+                    except StoreError as error:  # disk full, say: stop cleanly
+                        if self.failure is None:
+                            self.failure = f"cannot store match {match.match_id}: {error}"
+                            self.store_failed = True
                         break
 
 
@@ -545,11 +559,10 @@ def run_tournament(
             if sandbox.enabled:
                 for problem in shared_folders(setup.bots):
                     (warn or display.note)(f"WARNING: {problem}")
-            save_bots(connection, setup.bots)
             if setup.retired:
                 retire_bots(connection, dict(setup.retired))
             remove_stale_temporaries(output)
-            added = add_schedule(connection, tournament_schedule(setup))
+            added = set_schedule(connection, tournament_schedule(setup), setup.bots)
             total = schedule_size(
                 setup.bot_names,
                 format=setup.format,
@@ -559,8 +572,9 @@ def run_tournament(
             stored_before = sum(
                 1 for match in tournament_schedule(setup) if is_stored(connection, match.match_id)
             )
-            history = retired_counts(connection)[1]  # replaced versions' matches
-            others = count_results(connection) - stored_before - history
+            # Replaced versions of a league's bots are out of the config too: say so apart.
+            history = retired_counts(connection)[1]
+            others = max(0, count_retired(connection) - history)
             if stored_before:
                 display.note(
                     f"Resuming in {output}: {stored_before} of {total} matches already stored"
@@ -569,7 +583,8 @@ def run_tournament(
             if others:
                 display.note(
                     f"{others} stored match(es) are not in this config's schedule (a bot "
-                    "removed, or fewer matches per pair); they still count in the standings"
+                    "removed, or fewer matches per pair): kept in the store, left out of the "
+                    "standings and the report while the config leaves them out"
                 )
             if history:
                 display.note(
@@ -634,6 +649,7 @@ def run_tournament(
                 interrupted=stop.requested,
                 failure=coordinator.failure,
                 forfeits=tuple(coordinator.forfeits.troubled()),
+                store_failed=coordinator.store_failed,
             )
             display.finish(standings)
             return summary, standings

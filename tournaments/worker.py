@@ -14,10 +14,13 @@ time. The runners are closed (every bot stopped) when the worker process exits n
 when the coordinator runs :func:`close_worker_runner` on every worker of a long-lived
 executor (Dask) at the end of a tournament.
 
-Bots must not outlive their worker. In a local pool worker a watchdog thread kills the bots
-and ends the worker if the coordinator dies without shutting the pool down (``kill -9``).
-Any other worker process (a Dask worker, which may itself be killed) starts a reaper process
-instead (:mod:`tournaments.reaper`), which kills the worker's bots once the worker is gone.
+Bots must not outlive their worker, nor a local pool worker its coordinator. A pool worker
+asks the kernel, before its first import, to kill it the moment the coordinator dies
+(:mod:`tournaments.worker_boot`), and its bots die with it the same way; where that cannot be
+asked for, a watchdog thread kills the bots and ends the worker, and a worker whose
+coordinator is gone never starts a match. Any other worker process (a Dask worker, which may
+itself be killed) starts a reaper process instead (:mod:`tournaments.reaper`), which kills the
+worker's bots once the worker is gone.
 """
 
 from __future__ import annotations
@@ -285,6 +288,12 @@ def _kill_children(settle: float = 0.3, limit: float = 5.0) -> None:
     kill_until_gone(_live_children, settle=settle, limit=limit, interval=0.02)
 
 
+def _orphaned() -> bool:
+    """True in a pool worker whose coordinator is gone."""
+    parent = multiprocessing.parent_process()
+    return _in_pool and parent is not None and os.getppid() != parent.pid
+
+
 def _watch_coordinator(parent_sentinel: int | None, parent_pid: int) -> None:
     """Wait for the coordinator to die; then kill the bots and end this worker at once."""
     while True:
@@ -382,6 +391,8 @@ def result_row(
 def play_match_task(task: MatchTask) -> MatchOutcome:
     """Play one scheduled match with this worker thread's runner; never raises for bot
     faults. Safe to call from several threads of one process (a Dask worker)."""
+    if _orphaned():
+        os._exit(1)  # no bot starts for a coordinator that is gone
     ident = threading.get_ident()
     with _lock:
         _playing.add(ident)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from referee.faults import Fault, FaultKind
 from referee.records import (
     RECORD_FORMAT,
     RECORD_VERSION,
@@ -28,8 +30,16 @@ from referee.records import (
 from referee.rules.actions import Exchange
 from referee.rules.errors import RecordError
 from referee.rules.game import GameState, Seat, apply, new_game
-from referee.rules.match import MatchState, Termination, finish_game, forfeit, new_match
+from referee.rules.match import (
+    MatchState,
+    Termination,
+    draw_first_master,
+    finish_game,
+    forfeit,
+    new_match,
+)
 from referee.rules.options import RulesOptions
+from referee.runner import MatchReport
 from referee.selfplay import PlayedMatch
 from referee.selfplay_runs import play_selfplay
 
@@ -852,6 +862,58 @@ def test_missing_match_end_before_the_next_match(record: list[Line]) -> None:
     found = _disagreement(record)
     assert (found.line, found.match) == (end + 1, 1)
     assert found.reason == "match 1 has no match_end line before the next match_start"
+
+
+def _void_lines(match_number: int, seed: int = 5) -> list[Line]:
+    """A void match as the runner writes it: both bots failed their handshake."""
+    faults = [
+        Fault(FaultKind.HANDSHAKE, seat, f"bot{seat}", "process ended (exit code 1)")
+        for seat in (0, 1)
+    ]
+    match = new_match(DEFAULTS, draw_first_master(random.Random(seed)))
+    report = MatchReport(f"m{match_number}", ("bot0", "bot1"), seed, match, faults=faults)
+    report.void = True
+    return report.record_lines(match_number)
+
+
+def test_void_matches_verify_and_close_their_match(record: list[Line]) -> None:
+    """Void matches (both bots failed before the first game) are valid matches of a record,
+    before, between and after played ones, and are counted."""
+    played = record[: _index(record, 1, kind="match_end") + 1]
+    lines = [*_void_lines(1), *_void_lines(2), *(line | {"match": 3} for line in played)]
+    lines += _void_lines(4)
+    report = _verify(lines)
+    assert report.disagreement is None
+    assert report.matches == 4
+    assert report.games == sum(1 for line in played if line["type"] == "game")
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"winner": 0}, "a void match has no winner, got 0"),
+        ({"scores": [1, 0]}, "scores [1, 0] but a void match plays no game: [0, 0]"),
+        ({"games": 1}, "games is 1 but a void match plays no game"),
+        ({"forfeit": {"seat": 0, "fault": "crash"}}, "only a forfeit states 'forfeit' details"),
+        ({"faults": []}, "a void match names one fault for each seat, 0 and 1; got seats none"),
+    ],
+)
+def test_a_void_match_end_is_checked(change: Line, reason: str) -> None:
+    lines = _void_lines(1)
+    lines[-1] |= change
+    found = _disagreement(lines)
+    assert (found.line, found.match) == (2, 1)
+    assert found.reason.startswith(reason)
+
+
+def test_a_void_match_names_both_seats_and_plays_no_game(record: list[Line]) -> None:
+    lines = _void_lines(1)
+    faults = lines[-1]["faults"]
+    faults[1]["seat"] = 0
+    assert _disagreement(lines).reason.endswith("got seats 0, 0")
+    void_end = _void_lines(1)[-1]
+    after_a_game = [*record[: _index(record, 1, 1) + 1], void_end]
+    assert _disagreement(after_a_game).reason == "only a match with no game played can be void"
 
 
 def test_disagreement_text() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.tournaments.stored import new_store, row, store_match
+from tournaments import store
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule import schedule
 from tournaments.seeds import SMALL_SEED
@@ -18,6 +19,7 @@ from tournaments.store import (
     StoredFault,
     add_schedule,
     count_results,
+    count_retired,
     count_scheduled,
     ensure_meta,
     is_stored,
@@ -27,7 +29,9 @@ from tournaments.store import (
     record_path,
     remove_stale_temporaries,
     result_groups,
+    retired_bot_names,
     save_result,
+    set_schedule,
     stored_activity,
     stored_bot_names,
     stored_matches,
@@ -77,6 +81,96 @@ def test_schedule_is_added_once(tmp_path: Path) -> None:
         assert add_schedule(connection, schedule(["a", "b"], matches_per_pair=4)) == 0
         assert add_schedule(connection, schedule(["a", "b", "c"], matches_per_pair=4)) == 8
         assert count_scheduled(connection) == 12
+    finally:
+        connection.close()
+
+
+def _results(connection: sqlite3.Connection) -> dict[str, object]:
+    """What every reader of results sees: the ids, seats and bots they cover."""
+    return {
+        "played": count_results(connection),
+        "scheduled": count_scheduled(connection),
+        "retired": count_retired(connection),
+        "bots": stored_bot_names(connection),
+        "retired bots": retired_bot_names(connection),
+        "matches": [match.match_id for match in stored_matches(connection)],
+        "groups": sorted(group.seats for group in result_groups(connection)),
+        "outcomes": sorted(outcome.seats for outcome in stored_outcomes(connection)),
+        "activity": sorted(match.match_id for match in stored_activity(connection)),
+    }
+
+
+def test_the_current_schedule_is_the_last_one_set(tmp_path: Path) -> None:
+    """set_schedule makes a schedule the current one: a bot it leaves out leaves every
+    reader, with its matches played or not; nothing is deleted, and it all comes back."""
+    connection = new_store(tmp_path, ["a", "b", "c"])
+    try:
+        three = list(schedule(["a", "b", "c"], matches_per_pair=2))
+        assert set_schedule(connection, three) == 6
+        for identifier, seats in (("r0001-a+b", ("a", "b")), ("r0001-a+c", ("a", "c"))):
+            save_result(connection, row(identifier, seats, 0))
+        assert _results(connection)["played"] == 2
+        assert set_schedule(connection, schedule(["a", "b"], matches_per_pair=2)) == 0
+        assert _results(connection) == {
+            "played": 1,
+            "scheduled": 2,
+            "retired": 1,
+            "bots": ["a", "b"],
+            "retired bots": ["c"],
+            "matches": ["r0001-a+b"],
+            "groups": [("a", "b")],
+            "outcomes": [("a", "b")],
+            "activity": ["r0001-a+b"],
+        }
+        assert is_stored(connection, "r0001-a+c")  # kept: not played again if c returns
+        # Fewer matches per pair leaves the later rounds out the same way.
+        assert set_schedule(connection, three) == 0
+        assert set_schedule(connection, schedule(["a", "b", "c"], matches_per_pair=4)) == 6
+        assert _results(connection)["scheduled"] == 12
+        assert set_schedule(connection, three) == 0
+        everything = _results(connection)
+        assert everything["played"] == 2
+        assert everything["scheduled"] == 6
+        assert everything["retired"] == 0
+        assert everything["bots"] == ["a", "b", "c"]
+        assert everything["retired bots"] == []
+        # add_schedule adds without leaving anything out.
+        assert add_schedule(connection, schedule(["a", "b"], matches_per_pair=4)) == 0
+        assert count_scheduled(connection) == 8
+    finally:
+        connection.close()
+
+
+def test_a_store_older_than_the_current_schedule_counts_every_match(tmp_path: Path) -> None:
+    """A store written before the schedule marked its current matches: read-only, every
+    scheduled match counts; opened to write, it gains the mark, every match current."""
+    old_schema = store._SCHEMA.replace(",\n    current INTEGER NOT NULL DEFAULT 1", "")
+    assert old_schema != store._SCHEMA
+    connection = sqlite3.connect(tmp_path / "results.sqlite")
+    connection.executescript(old_schema)
+    connection.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    connection.executemany(
+        "INSERT INTO bots VALUES (?, NULL, NULL, 't', 't')", [("a",), ("b",), ("c",)]
+    )
+    for match in schedule(["a", "b", "c"], matches_per_pair=2):
+        connection.execute(
+            "INSERT INTO schedule VALUES (?, ?, ?, ?, ?, ?, 't')",
+            (match.match_id, match.round, match.pairing, *match.seats, match.seed),
+        )
+    connection.commit()
+    connection.close()
+    for read_only in (True, False):
+        connection = open_store(tmp_path, read_only=read_only)
+        try:
+            found = _results(connection)
+            assert (found["scheduled"], found["retired"]) == (6, 0)
+            assert (found["bots"], found["retired bots"]) == (["a", "b", "c"], [])
+        finally:
+            connection.close()
+    connection = open_store(tmp_path)
+    try:
+        assert set_schedule(connection, schedule(["a", "b"], matches_per_pair=2)) == 0
+        assert stored_bot_names(connection) == ["a", "b"]
     finally:
         connection.close()
 

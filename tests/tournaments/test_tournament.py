@@ -13,10 +13,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import yaml
@@ -24,6 +24,7 @@ from rich.console import Console
 
 from referee.records import verify_lines
 from referee.server import generate_keys
+from tests.tournaments.cli.helpers import invoke
 from tests.tournaments.helpers import (
     RAWBOT,
     assert_stored_exactly_once,
@@ -41,7 +42,7 @@ from tournaments.errors import StoreMismatchError, TournamentError
 from tournaments.render import QuietDisplay
 from tournaments.standings import load_standings
 from tournaments.store import open_store
-from tournaments.tournament import cpus_text, run_tournament, worker_cpus
+from tournaments.tournament import StopRequest, cpus_text, run_tournament, worker_cpus
 
 T = TypeVar("T")
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
@@ -147,6 +148,86 @@ def test_adding_a_bot_plays_only_the_new_pairings(tmp_path: Path) -> None:
     with pytest.raises(StoreMismatchError, match=r"rules\.cold_margin: stored 3, config 10"):
         run_tournament(changed, display=quiet())
     assert rows(output / "results.sqlite") == after
+    assert wait_no_processes(marker, timeout=2) == []
+
+
+class StopAfter(QuietDisplay):
+    """A quiet display that asks the run to stop once ``count`` matches are stored."""
+
+    def __init__(self, stop: StopRequest, count: int) -> None:
+        super().__init__(Console(file=io.StringIO()))
+        self.stop, self.count = stop, count
+
+    def match_stored(self, row: Mapping[str, Any]) -> None:
+        super().match_stored(row)
+        if self._done >= self.count:
+            self.stop.request()
+
+
+def test_a_removed_bot_leaves_the_run_the_standings_and_the_report_alike(
+    tmp_path: Path,
+) -> None:
+    """A bot removed part way: its matches, played or not, leave the schedule. The run, the
+    standings and the report count the same matches of the same bots and say what they leave
+    out; the bot's stored matches come back with it."""
+    config, marker = write_config(
+        tmp_path, ["alpha", "beta", "gamma"], matches_per_pair=4, concurrency=1
+    )
+    output = tmp_path / "out"
+    stop = StopRequest()
+    first, _ = run_tournament(
+        load_config(config).with_overrides(output=output), display=StopAfter(stop, 4), stop=stop
+    )
+    assert first.interrupted
+    assert 4 <= first.stored < 12
+    played = rows(output / "results.sqlite")
+    with_gamma = sum(1 for row in played.values() if "gamma" in (row["seat0"], row["seat1"]))
+    assert 1 <= with_gamma < 8  # gamma played some of its matches, not all
+
+    write_config(tmp_path, ["alpha", "beta"], marker=marker, matches_per_pair=4)
+    display = quiet()
+    run, _ = run_tournament(load_config(config).with_overrides(output=output), display=display)
+    said = display.console.file.getvalue()  # type: ignore[attr-defined]
+    assert run.complete
+    assert "4/4 matches stored" in said
+    assert f"{with_gamma} stored match(es) are not in this config's schedule" in said
+
+    result = invoke("standings", output, "--format", "json")
+    assert result.exit_code == 0, result.output
+    table = json.loads(result.output)
+    assert (table["matches_played"], table["matches_scheduled"]) == (4, 4)
+    assert {bot["name"] for bot in table["bots"]} == {"alpha", "beta"}
+    assert sum(bot["matches"] + bot["void"] for bot in table["bots"]) == 2 * 4
+    assert set(table["crosstable"]) == {"alpha", "beta"}
+    assert (table["matches_retired"], table["retired_bots"]) == (with_gamma, ["gamma"])
+    text = invoke("standings", output).output
+    assert "4/4 matches" in text
+    assert "no longer scheduled, so not shown: gamma" in " ".join(text.split())
+
+    result = invoke("report", output)
+    assert result.exit_code == 0, result.output
+    page = (output / "report.html").read_text(encoding="utf-8")
+    summary = re.search(r'id="summary">([^<]*)<', page)
+    assert summary is not None
+    assert summary.group(1).startswith("4 of 4 scheduled matches stored, ")
+    assert ", 2 bots" in summary.group(1)
+    assert "in progress" not in page
+    assert "no longer scheduled, so not shown: gamma" in page
+    assert "+gamma" not in page  # none of its matches is listed
+    assert "gamma+" not in page
+
+    # Nothing was deleted, and gamma's matches come back with it: only the unplayed ones
+    # are played.
+    assert set(rows(output / "results.sqlite")) >= set(played)
+    write_config(tmp_path, ["alpha", "beta", "gamma"], marker=marker, matches_per_pair=4)
+    back, standings = run_tournament(
+        load_config(config).with_overrides(output=output), display=quiet()
+    )
+    assert (back.total, back.stored_before, back.played) == (12, 4 + with_gamma, 8 - with_gamma)
+    assert standings is not None
+    assert (standings.matches_played, standings.matches_scheduled) == (12, 12)
+    assert (standings.matches_retired, standings.retired_bots) == (0, ())
+    assert {row.name for row in standings.rows} == {"alpha", "beta", "gamma"}
     assert wait_no_processes(marker, timeout=2) == []
 
 

@@ -12,6 +12,7 @@ import typer
 from rich.text import Text
 
 from referee.record_files import find_records
+from referee.records import VOID_TERMINATION
 from referee.rules.cards import Suit, parse_card, sort_cards
 from tournaments.cli.common import EXIT_UNREADABLE, invoked_as
 from tournaments.cli.options import ColorOption, RecordPathsArgument, console_from_flag
@@ -153,6 +154,12 @@ def _game(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
 
 def _match_end(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
     yield Text("")
+    if line["termination"] == VOID_TERMINATION:
+        yield Text("Void: both bots failed before the first game; no winner", style="bold red")
+        for fault in line["faults"]:
+            yield from _fault("fault", fault, players)
+        yield Text("")
+        return
     text = Text(
         f"Winner: {_seat(players, line['winner'])} by {line['termination']}, "
         f"scores {line['scores'][0]}-{line['scores'][1]} after {line['games']} games",
@@ -161,14 +168,17 @@ def _match_end(line: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
     yield text
     forfeit = line.get("forfeit")
     if forfeit:
-        yield Text(
-            f"  forfeit: {_seat(players, forfeit['seat'])} {forfeit['fault']}: "
-            f"{forfeit.get('detail', '')}",
-            style="red",
-        )
-        for tail in forfeit.get("stderr_tail") or []:
-            yield Text(f"    | {tail}", style="dim")
+        yield from _fault("forfeit", forfeit, players)
     yield Text("")
+
+
+def _fault(label: str, fault: Mapping[str, Any], players: list[str]) -> Iterator[Text]:
+    yield Text(
+        f"  {label}: {_seat(players, fault['seat'])} {fault['fault']}: {fault.get('detail', '')}",
+        style="red",
+    )
+    for tail in fault.get("stderr_tail") or []:
+        yield Text(f"    | {tail}", style="dim")
 
 
 @app.command()

@@ -1,9 +1,10 @@
 """The ``tournament``, ``standings`` and ``report`` commands.
 
-Exit codes: 0 done; 1 the run gave up (a worker died); 2 bad config, store or arguments;
-3 a bot is broken: it failed the preflight (nothing was played), or lost every match it
-played in the run to its own faults; 130 (143 for SIGTERM) stopped by a signal before the
-end, resumable with the same command.
+Exit codes: 0 done; 1 the run gave up (a worker died); 2 bad config or arguments, or a store
+that cannot be used or written (a full disk, say, before or during the run); 3 a bot is broken:
+it failed the preflight (nothing was played), or lost every match it played in the run to its
+own faults; 130 (143 for SIGTERM) stopped by a signal before the end, resumable with the same
+command.
 """
 
 from __future__ import annotations
@@ -215,7 +216,8 @@ def tournament(
     )
     if summary.failure is not None:
         _warn_forfeits(summary, setup)
-        raise _fail(f"Failed: {summary.failure}\n{resume}", EXIT_FAILED)
+        code = EXIT_USAGE if summary.store_failed else EXIT_FAILED
+        raise _fail(f"Failed: {summary.failure}\n{resume}", code)
     if not summary.complete:
         _warn_forfeits(summary, setup)
         code = 128 + (stop.signal_number or 2) if summary.interrupted else EXIT_FAILED
@@ -277,6 +279,8 @@ def standings(
         return
     try:
         table = load_standings(connection, anchor=anchor)
+    except TournamentError as error:
+        raise _fail(str(error)) from None
     finally:
         connection.close()
     if anchor is not None and anchor not in {row.name for row in table.rows}:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tournaments.cli.helpers import selfplay
+from tests.tournaments.cli.helpers import invoke, read_lines, selfplay
 
 
 @pytest.fixture
@@ -14,4 +14,20 @@ def record(tmp_path: Path) -> Path:
     """A fresh three-match record written by ``aegis-ref selfplay``."""
     path = tmp_path / "r.jsonl"
     selfplay(path, "--matches", "3", "--seed", "7")
+    return path
+
+
+@pytest.fixture
+def void_record(tmp_path: Path) -> Path:
+    """A record of two void matches, played by ``aegis-ref match`` between two real
+    processes that exit before their handshake."""
+    path = tmp_path / "void.jsonl"
+    result = invoke(
+        "match", "false", "false", "--matches", "2", "--warmup-ms", "1000", "--record", path
+    )
+    assert result.exit_code == 0, result.output
+    assert [line["termination"] for line in read_lines(path) if line["type"] == "match_end"] == [
+        "void",
+        "void",
+    ]
     return path

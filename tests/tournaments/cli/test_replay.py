@@ -104,3 +104,22 @@ def test_lines_that_break_a_json_parser(tmp_path: Path) -> None:
             result = invoke("replay", path, *extra)
             assert result.exit_code == 2, result.output
             assert result.output.startswith(f"{path}:1: not JSON: ")
+
+
+def test_a_void_match_shows_both_faults(void_record: Path) -> None:
+    result = invoke("replay", "--no-color", void_record)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line for line in lines if line.startswith("Match ")] == [
+        "Match 1: false-a vs false-b",
+        "Match 2: false-b vs false-a",
+    ]
+    assert lines.count("Void: both bots failed before the first game; no winner") == 2
+    faults = [line for line in lines if line.startswith("  fault: ")]
+    assert faults[:2] == [
+        f"  fault: false-{bot} (seat {seat}) handshake: process ended (exit code 1) before a "
+        "valid hello"
+        for seat, bot in ((0, "a"), (1, "b"))
+    ]
+    assert len(faults) == 4
+    assert "Winner" not in result.output

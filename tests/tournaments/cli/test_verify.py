@@ -219,3 +219,10 @@ def test_verify_many_goes_past_a_void_match(tmp_path: Path, record: Path) -> Non
     assert result.exit_code in (0, 1), result.output
     last = result.output.splitlines()[-1]
     assert last.startswith(("OK: 2 records, ", "FAILED: of 2 records, 1 disagrees; 1 verified"))
+
+    assert f"{tmp_path}: cannot read the record: Is a directory" in result.output
+
+
+def test_verify_accepts_void_matches(void_record: Path) -> None:
+    result = invoke("verify", void_record)
+    assert (result.exit_code, result.output) == (0, "OK: 2 matches, 0 games, 0 actions verified\n")
