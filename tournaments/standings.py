@@ -32,6 +32,7 @@ from tournaments.store import (
     result_groups,
     retired_bot_names,
     retired_bots,
+    retired_counts,
     snapshot,
     stored_bot_names,
 )
@@ -288,21 +289,29 @@ def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None)
     run's config: a bot removed from it is left out, with its matches), read in one
     transaction (the results by seats and by pair must be the same matches, even during a
     run); ``anchor`` overrides the stored rating anchor. A retired bot (a league's bot
-    replaced by its next version) is left out the same way, since the league's run leaves it
-    out of its config: its results are its history (:func:`tournaments.league.bot_history`)."""
+    replaced by its next version) and its matches are left out too: they are the bot's
+    history (:func:`tournaments.league.bot_history`)."""
     with snapshot(connection):
         meta = read_meta(connection)
+        names, groups = stored_bot_names(connection), result_groups(connection)
+        pairs = pair_results(connection)
+        played, scheduled = count_results(connection), count_scheduled(connection)
         retired = retired_bots(connection)
-        names = [name for name in stored_bot_names(connection) if name not in retired]
+        if retired:
+            names = [name for name in names if name not in retired]
+            groups = (group for group in groups if not set(group.seats) & retired.keys())
+            pairs = (pair for pair in pairs if not set(pair.bots) & retired.keys())
+            retired_scheduled, retired_played = retired_counts(connection, current=True)
+            played, scheduled = played - retired_played, scheduled - retired_scheduled
         return build_standings(
             meta.name if meta is not None else "",
             names,
-            result_groups(connection),
-            matches_played=count_results(connection),
-            matches_scheduled=count_scheduled(connection),
+            groups,
+            matches_played=played,
+            matches_scheduled=scheduled,
             anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
             containment=read_containment(connection),
-            pairs=pair_results(connection),
+            pairs=pairs,
             matches_retired=count_retired(connection),
             retired_bots=retired_bot_names(connection),
         )

@@ -638,18 +638,21 @@ def retired_bots(connection: sqlite3.Connection) -> dict[str, RetiredBot]:
 
 
 @_store_operation("count the retired bots' matches")
-def retired_counts(connection: sqlite3.Connection) -> tuple[int, int]:
-    """Matches of the schedule, and stored results, in which a retired bot played."""
+def retired_counts(connection: sqlite3.Connection, *, current: bool = False) -> tuple[int, int]:
+    """Matches of the schedule, and stored results, in which a retired bot played; with
+    ``current``, only those of the current schedule."""
     if not retired_bots(connection):
         return 0, 0
-    counts = []
-    for table in ("schedule", "results"):
-        row = connection.execute(
-            f"SELECT count(*) FROM {table} WHERE seat0 IN (SELECT name FROM retired) "
-            "OR seat1 IN (SELECT name FROM retired)"
-        ).fetchone()
-        counts.append(int(row[0]))
-    return counts[0], counts[1]
+    retired = "(seat0 IN (SELECT name FROM retired) OR seat1 IN (SELECT name FROM retired))"
+    in_schedule = "current = 1" if current and _knows_current(connection) else "1"
+    in_results = _current(connection) if current else "1"
+    scheduled = connection.execute(
+        f"SELECT count(*) FROM schedule WHERE {retired} AND {in_schedule}"
+    ).fetchone()
+    stored = connection.execute(
+        f"SELECT count(*) FROM results WHERE {retired} AND {in_results}"
+    ).fetchone()
+    return int(scheduled[0]), int(stored[0])
 
 
 @_store_operation("write the bots and the schedule")
