@@ -6,20 +6,31 @@ purpose. It answers every decision with the first legal action unless told other
 
 It speaks protocol 1.0 only, as a bot written before 1.1 does.
 
-KIND is one of: crash, sleep, garbage, huge, deep, wrong_id, illegal, wrong_token, no_hello,
-wrong_version, child_ignores_term, child_escapes, flood, error_reply, multi_frame, stderr_spam,
-slow_pong, ignore_shutdown, ignore_unknown_type, strict_fields, no_ready, garbage_at_match_end,
-big_at_match_end. The fault happens at the N-th decision request (default 1) or at the
-handshake for handshake faults; the last six whenever their message comes: ignore_shutdown
-stays after ``shutdown``, ignore_unknown_type does not answer a message of unknown type,
-strict_fields answers a ``decide`` holding a field the protocol does not define with an
-``error``, no_ready never answers ``match_start``, garbage_at_match_end answers
-``match_end`` with bytes that are not msgpack (a stray message between matches), and
-big_at_match_end answers it with a valid 10 KB ``pong`` (a large one). ``--say`` writes
-TEXT on stderr as the bot starts.
+KIND is one of: crash, sleep, garbage, huge, giant, deep, deep_act, wrong_id, reply_to_zero,
+illegal, double_space, no_action, text_reply_to, bin_action, pong_for_decide, same_id,
+second_hello, wrong_token, no_hello, wrong_version, child_ignores_term, child_escapes, flood,
+error_reply, multi_frame, stderr_spam, slow_pong, ignore_shutdown, ignore_unknown_type,
+strict_fields, no_ready, garbage_at_match_end, big_at_match_end. The fault happens at the N-th
+decision request (default 1) or at the handshake for handshake faults; the last six whenever
+their message comes: ignore_shutdown stays after ``shutdown``, ignore_unknown_type does not
+answer a message of unknown type, strict_fields answers a ``decide`` holding a field the
+protocol does not define with an ``error``, no_ready never answers ``match_start``,
+garbage_at_match_end answers ``match_end`` with bytes that are not msgpack (a stray message
+between matches), and big_at_match_end answers it with a valid 10 KB ``pong`` (a large one).
+``--say`` writes TEXT on stderr as the bot starts.
 
 With ``--hold FILE`` the bot answers its M-th ``match_start`` (default 2) only once FILE
 exists (at most 30 s later): a test holds a tournament still there, to look at it.
+
+Answers to a decision that break one rule of the protocol each: huge (200 KB that are not
+msgpack), giant (an ``act`` of ``--size`` bytes, default 8 MiB: more than the socket takes),
+deep (an action nested 1000 arrays deep), deep_act (an ``act`` of under 100 bytes nested 21
+deep), wrong_id (``reply_to`` a request not yet sent), reply_to_zero (``reply_to`` 0, an id
+the referee never uses), double_space (the action with two spaces between its words),
+no_action (an ``act`` without ``action``), text_reply_to (``reply_to`` as a string),
+bin_action (the action as msgpack ``bin``), pong_for_decide (a ``pong`` answering the
+``decide``), same_id (an ``act`` with the id of the bot's previous message), second_hello
+(a second ``hello`` instead of the answer), multi_frame (two frames).
 """
 
 from __future__ import annotations
@@ -42,6 +53,20 @@ DECIDE_FIELDS = {
 }  # fmt: skip
 
 
+#: Answers to a decide (its id, the action) that are malformed: one field missing or of the
+#: wrong type, or the wrong type of answer.
+MALFORMED_ANSWERS = {
+    "no_action": lambda request, action: {"type": "act", "reply_to": request},
+    "text_reply_to": lambda request, action: {
+        "type": "act", "reply_to": str(request), "action": action
+    },
+    "bin_action": lambda request, action: {
+        "type": "act", "reply_to": request, "action": action.encode()
+    },
+    "pong_for_decide": lambda request, action: {"type": "pong", "reply_to": request},
+}  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fault", default="none")
@@ -53,6 +78,7 @@ def main() -> int:
     parser.add_argument("--say", help="write this on stderr at the start")
     parser.add_argument("--hold", help="wait for this file before a match_start's ready")
     parser.add_argument("--hold-at", type=int, default=2, help="which match_start to hold")
+    parser.add_argument("--size", type=int, default=8 << 20, help="giant: the message's size")
     arguments = parser.parse_args()
     if arguments.say is not None:
         print(arguments.say, file=sys.stderr, flush=True)
@@ -146,17 +172,40 @@ def main() -> int:
                 if fault == "huge":
                     socket.send(b"\x00" * 200_000)
                     continue
+                if fault == "giant":  # over the socket's limit: the referee never reads it
+                    padding = "x" * arguments.size
+                    send({"type": "act", "reply_to": message["id"], "action": action, "x": padding})
+                    continue
                 if fault == "deep":  # an action nested 1000 arrays deep, about 1 KB
                     deep: object = "play AS"
                     for _ in range(1000):
                         deep = [deep]
                     send({"type": "act", "reply_to": message["id"], "action": deep})
                     continue
+                if fault == "deep_act":  # a valid act with a field 20 arrays deep: level 21
+                    nested: object = None
+                    for _ in range(20):
+                        nested = [nested]
+                    send({"type": "act", "reply_to": message["id"], "action": action, "x": nested})
+                    continue
+                if fault in MALFORMED_ANSWERS:
+                    send(MALFORMED_ANSWERS[fault](message["id"], action))
+                    continue
+                if fault == "same_id":
+                    next_id -= 1  # the act gets the id of the message before it
+                if fault == "second_hello":
+                    send({"type": "hello", "versions": versions, "name": arguments.name})
+                    continue
+                if fault == "double_space":
+                    action = action.replace(" ", "  ")
                 if fault == "multi_frame":
                     socket.send_multipart([b"a", b"b"])
                     continue
                 if fault == "wrong_id":
                     send({"type": "act", "reply_to": message["id"] + 1000, "action": action})
+                    continue
+                if fault == "reply_to_zero":
+                    send({"type": "act", "reply_to": 0, "action": action})
                     continue
                 if fault == "error_reply":
                     send(
@@ -183,11 +232,14 @@ def main() -> int:
                     sys.stderr.flush()
             send({"type": "act", "reply_to": message["id"], "action": action})
             if decisions == at and fault == "flood":
-                # After its answer, thousands of valid messages nobody asked for (pongs that
-                # answer no ping), as many as ZeroMQ queues without waiting.
+                # After its answer, thousands of valid messages nobody asked for (errors that
+                # answer nothing), as many as ZeroMQ queues without waiting.
                 for _ in range(5000):
                     next_id += 1
-                    flood = {"version": "1.0", "id": next_id, "type": "pong", "reply_to": 0}
+                    flood = {
+                        "version": "1.0", "id": next_id, "type": "error", "reply_to": None,
+                        "code": "unexpected", "message": "flood",
+                    }  # fmt: skip
                     try:
                         socket.send(msgpack.packb(flood), zmq.NOBLOCK)
                     except zmq.Again:
