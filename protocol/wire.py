@@ -20,8 +20,7 @@ _MAX_ITEMS = 4096  # no message has more entries in one array or map
 #: How deep a bot's message may nest maps and arrays (a ``hello`` needs 2): deeper values could
 #: exhaust the stack of any code that walks them, even just to print them in an error.
 BOT_MESSAGE_DEPTH = 16
-#: A message this short cannot nest deeply enough to matter: skip the walk.
-_SHALLOW_BYTES = 128
+_CONTAINERS = (dict, list)
 
 
 def decode_map(payload: bytes, *, max_depth: int | None = None) -> dict[str, Any]:
@@ -49,7 +48,7 @@ def decode_map(payload: bytes, *, max_depth: int | None = None) -> dict[str, Any
         raise ProtocolError(f"not a msgpack message: {type(error).__name__}: {error}") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"a message must be a msgpack map, got {type(data).__name__}")
-    if max_depth is not None and len(payload) > _SHALLOW_BYTES and _nests_deeper(data, max_depth):
+    if max_depth is not None and _nests_deeper(data, max_depth):
         raise ProtocolError(f"a message may nest maps and arrays at most {max_depth} deep")
     kind = data.get("type")
     if not isinstance(kind, str):
@@ -59,7 +58,16 @@ def decode_map(payload: bytes, *, max_depth: int | None = None) -> dict[str, Any
 
 def _nests_deeper(value: dict[str, Any], limit: int) -> bool:
     """Whether maps and arrays nest deeper than ``limit`` in ``value`` (itself level 1); one
-    level at a time, so no depth can exhaust the stack here and each value is seen once."""
+    level at a time, so no depth can exhaust the stack here and each value is seen once.
+
+    Every message is checked, however short (a 100-byte one can nest 90 deep): a map none of
+    whose values is a map or an array (an act, a ready, a pong) costs one pass over its values.
+    """
+    for child in value.values():
+        if isinstance(child, _CONTAINERS):
+            break
+    else:
+        return limit < 1
     containers: list[Any] = [value]
     depth = 1
     while containers:
@@ -68,6 +76,6 @@ def _nests_deeper(value: dict[str, Any], limit: int) -> bool:
         children: list[Any] = []
         for container in containers:
             children.extend(container.values() if type(container) is dict else container)
-        containers = [child for child in children if isinstance(child, dict | list)]
+        containers = [child for child in children if isinstance(child, _CONTAINERS)]
         depth += 1
     return False

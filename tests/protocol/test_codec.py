@@ -380,11 +380,22 @@ def test_a_bot_message_nested_too_deep_is_refused(field: str) -> None:
         decode_map(msgpack.packb(message), max_depth=BOT_MESSAGE_DEPTH)
 
 
-def test_nesting_up_to_the_cap_is_accepted() -> None:
-    """The message map is level 1, so a field may hold 15 nested arrays; the padding makes
-    the payload long enough to be walked."""
-    message = {"type": "pong", "id": 1, "reply_to": 0, "x": _lists(15), "pad": "p" * 200}
+@pytest.mark.parametrize("padding", ["", "p" * 200])
+def test_nesting_up_to_the_cap_is_accepted(padding: str) -> None:
+    """The message map is level 1, so a field may hold 15 nested arrays and not 16, in a
+    message of any length: a short one is checked too (SPEC section 2)."""
+    message = {"type": "pong", "id": 1, "reply_to": 0, "x": _lists(15), "pad": padding}
     assert decode_map(msgpack.packb(message), max_depth=BOT_MESSAGE_DEPTH)["x"] == _lists(15)
     message["x"] = _lists(16)
     with pytest.raises(ProtocolError, match="at most 16 deep"):
         decode_map(msgpack.packb(message), max_depth=BOT_MESSAGE_DEPTH)
+
+
+def test_a_short_act_nested_21_deep_is_refused() -> None:
+    """A 70-byte act whose unknown field holds 20 nested arrays: level 21."""
+    act = {"version": "1.1", "id": 3, "type": "act", "reply_to": 3, "action": "play AS"}
+    payload = msgpack.packb({**act, "x": _lists(20)})
+    assert len(payload) < 100
+    with pytest.raises(ProtocolError, match="at most 16 deep"):
+        parse_bot_message(payload)
+    assert parse_bot_message(msgpack.packb(act)).action == "play AS"
