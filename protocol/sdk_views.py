@@ -21,9 +21,21 @@ from typing import Any, NamedTuple, overload
 
 from protocol.errors import ProtocolError
 from protocol.wire import MAX_MESSAGE_BYTES, decode_map
-from referee.rules.actions import PASS, PLAYS, STOP, Action, Bid, Exchange, Pass, Play, Stop, bid
+from referee.rules.actions import (
+    PASS,
+    PLAYS,
+    STOP,
+    Action,
+    Bid,
+    Exchange,
+    Pass,
+    Play,
+    Stop,
+    bid,
+    parse_action,
+)
 from referee.rules.cards import DECK, Card, Suit
-from referee.rules.errors import AegisError
+from referee.rules.errors import ActionParseError, AegisError
 from referee.rules.game import ExchangeRound, Observation, Phase, Role, Seat, Trick
 from referee.rules.options import RulesOptions
 
@@ -56,6 +68,7 @@ __all__ = [
     "parse_match_end",
     "parse_match_start",
     "parse_observation",
+    "read_bot_action",
     "validate_strictly",
 ]
 
@@ -251,6 +264,34 @@ def parse_action_text(text: str) -> Action:
         except (KeyError, AegisError):
             pass
     raise ProtocolError(f"not an action string: {text!r}")
+
+
+def read_bot_action(text: str) -> Action:
+    """The action a bot's ``act`` names, read exactly as SPEC section 2 writes actions (lower
+    case, one space between words, nothing around them, cards in any order); raise
+    :class:`~referee.rules.errors.ActionParseError` saying what is wrong.
+
+    The referee and ``check-bot`` read every answer with it, so a bot that passes the check
+    writes actions as any conforming referee reads them. Whether the action is legal is the
+    rules' business: ``bid 7`` is read, and then refused by the rules.
+    """
+    if not isinstance(text, str):
+        raise ActionParseError(f"an action must be text, got {type(text).__name__}")
+    known = _ACTIONS.get(text)
+    if known is not None:
+        return known
+    action = parse_action(text)  # what is no action at all is refused here, with the reason
+    if isinstance(action, Exchange):
+        try:
+            return parse_action_text(text)
+        except ProtocolError:
+            pass
+    elif str(action) == text:
+        return action
+    raise ActionParseError(
+        f"{text!r} is not written as actions are (SPEC section 2: lower-case words, one space "
+        f"between words, nothing before or after): {str(action)!r} is"
+    )
 
 
 _ACTION_TYPES = (Play, Bid, Exchange, Stop, Pass)

@@ -55,6 +55,7 @@ from typing import Any
 
 from protocol import builders
 from protocol.codes import ErrorCode
+from protocol.sdk_views import read_bot_action
 from protocol.version import SEED_VERSION
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
@@ -435,7 +436,7 @@ class _Checker:
             )
         text = outcome.message["action"]
         try:
-            after = apply(state, seat, parse_action(text))
+            after = apply(state, seat, read_bot_action(text))
         except (ActionParseError, IllegalActionError) as error:
             self.server.notify(
                 session, builders.error(outcome.message["id"], ErrorCode.ILLEGAL_ACTION, str(error))

@@ -18,11 +18,12 @@ from typing import Any
 
 from protocol import builders
 from protocol.codes import ErrorCode
+from protocol.sdk_views import read_bot_action
 from protocol.views import EventTracker
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
-from referee.rules.actions import Action, parse_action
+from referee.rules.actions import Action
 from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
 from referee.rules.game import GameState, Seat, legal_actions, observation
 from referee.rules.match import MatchState, draw_first_master, new_match
@@ -354,7 +355,7 @@ class BotPlayer:
         self._text = text
         self._reply_id = outcome.message.get("id")
         try:
-            action = parse_action(text)
+            action = read_bot_action(text)
         except ActionParseError as error:
             return self._illegal(game, error)
         self.last_ms = round(outcome.elapsed_ms, 3)

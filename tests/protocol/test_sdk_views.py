@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import time
 from types import MappingProxyType
 from typing import Any
@@ -34,11 +35,13 @@ from protocol.sdk_views import (
     parse_match_end,
     parse_match_start,
     parse_observation,
+    read_bot_action,
     validate_strictly,
 )
 from protocol.views import EventTracker, decision_kind, legal_to_wire, observation_to_wire
 from referee.rules.actions import PASS, STOP, Exchange, bid, parse_action, play
 from referee.rules.cards import parse_card, parse_cards
+from referee.rules.errors import ActionParseError
 from referee.rules.game import Observation, Seat, apply, legal_actions, observation, shuffled_deck
 from referee.rules.match import draw_first_master, finish_game, new_match, start_game
 from referee.rules.options import RulesOptions
@@ -325,6 +328,37 @@ def test_an_exchange_is_sorted_into_canonical_order() -> None:
 def test_a_bad_action_string_is_refused(text: Any) -> None:
     with pytest.raises(ProtocolError, match="not an action string"):
         parse_action_text(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("play 10H", "play 10H"),
+        ("exchange 7D 2S", "exchange 2S 7D"),
+        ("exchange", "exchange"),
+        ("bid 7", "bid 7"),  # written as actions are: the rules refuse it, not the reader
+    ],
+)
+def test_a_bots_action_is_read_as_the_spec_writes_it(text: str, action: str) -> None:
+    assert str(read_bot_action(text)) == action
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("play  KS", "one space between words"),
+        ("Play KS", "'play KS' is"),
+        ("stop ", "nothing before or after"),
+        ("exchange\t2S", "'exchange 2S' is"),
+        ("bid 07", "'bid 7' is"),
+        ("exchange 2S 2S", "names a card twice"),
+        ("play 1S", "not a card code"),
+        ("dance", "not an action"),
+    ],
+)
+def test_a_bots_action_written_otherwise_is_refused_with_the_reason(text: str, reason: str) -> None:
+    with pytest.raises(ActionParseError, match=re.escape(reason)):
+        read_bot_action(text)
 
 
 def test_legal_actions_are_parsed_lazily_and_remembered() -> None:

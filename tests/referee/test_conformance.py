@@ -107,6 +107,8 @@ def test_sample_bot_passes_every_item(name: str) -> None:
     ("arguments", "failed", "in_reason"),
     [
         (["--fault", "illegal", "--at", "1"], "exchange_decision", "which is illegal"),
+        # The referee's reading of an action: one space between words, as SPEC section 2 says.
+        (["--fault", "double_space", "--at", "3"], "play_decision", "one space between words"),
         (["--fault", "sleep", "--at", "2"], "bid_decision", "the deadline is 1000 ms"),
         (["--fault", "error_reply", "--at", "3"], "play_decision", "error 'unexpected'"),
         (["--fault", "illegal", "--at", "4"], "legal_actions", "the slave's exchange"),

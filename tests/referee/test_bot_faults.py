@@ -1,0 +1,67 @@
+"""What the referee does with each way a bot can break the protocol (SPEC sections 1-3 and 10),
+against real bot processes (``tests/bots/rawbot.py``) over real sockets: the fault is named for
+what it is, and a bot whose message arrived is told why in an ``error`` before it forfeits.
+
+rawbot numbers its messages from 1: ``hello`` 1, ``ready`` 2, the first ``act`` 3, so the
+answer to its second decision (``--at 2``) has id 4.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from referee.faults import FaultKind
+from referee.runner import MatchReport, MatchRunner, TimeControl
+from tests.referee.test_runner import FAST, rawbot
+
+#: The id of rawbot's answer to its second decision.
+SECOND_ANSWER = 4
+
+
+def received(log: Path) -> list[dict[str, Any]]:
+    """Every message a rawbot started with ``--log-messages log`` received, in order."""
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def play_against_a_good_bot(
+    fault: str, log: Path, control: TimeControl = FAST
+) -> tuple[MatchReport, list[dict[str, Any]]]:
+    """A match of a rawbot with ``fault`` at its second decision, in seat 0, against a good
+    one: the report and what the faulty bot received."""
+    bad = rawbot("bad", "--fault", fault, "--at", "2", "--log-messages", str(log))
+    with MatchRunner(time_control=control) as runner:
+        report = runner.play([bad, rawbot("good")], seed=3)
+    return report, received(log)
+
+
+def told_then_forfeited(
+    tmp_path: Path, fault: str, kind: FaultKind, code: str, reply_to: int | None, detail: str
+) -> dict[str, Any]:
+    """Play ``fault`` (see :func:`play_against_a_good_bot`) and check that the bot forfeited
+    by ``kind`` for ``detail``, after one ``error`` of ``code`` naming ``reply_to``; return
+    that error."""
+    report, messages = play_against_a_good_bot(fault, tmp_path / "received.jsonl")
+    forfeit = report.forfeit_fault
+    assert forfeit is not None
+    assert (forfeit.kind, forfeit.seat, forfeit.bot) == (kind, 0, "bad")
+    assert detail in forfeit.detail
+    errors = [message for message in messages if message["type"] == "error"]
+    assert [(error["code"], error["reply_to"]) for error in errors] == [(code, reply_to)]
+    kinds = [message["type"] for message in messages]
+    assert kinds.index("error") < kinds.index("match_end")
+    return errors[0]
+
+
+def test_an_action_not_written_as_the_spec_writes_it_is_refused(tmp_path: Path) -> None:
+    """SPEC section 2: one space between words. ``play  KS`` is not an action string (a
+    referee that split on any whitespace would take it; another need not)."""
+    told_then_forfeited(
+        tmp_path,
+        "double_space",
+        FaultKind.ILLEGAL_ACTION,
+        "illegal_action",
+        SECOND_ANSWER,
+        "one space between words",
+    )
