@@ -35,7 +35,7 @@ from protocol.codec import (
 )
 from protocol.codes import ErrorCode, RejectCode
 from protocol.errors import ProtocolError, quoted
-from protocol.messages import Hello
+from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from referee.bots import BotProcess, BotSpec
 from referee.faults import Fault, FaultKind
@@ -60,6 +60,8 @@ _SEND_TIMEOUT_MS = 500
 #: none). Beyond this it is flooding: the referee notes a fault and drops the rest undecoded,
 #: so its memory and time stay bounded (at most this many messages of up to 64 KiB are held).
 _UNASKED_LIMIT = 16
+#: Unanswered requests remembered per bot, so that a late answer is told from a wrong one.
+_AWAITED_LIMIT = 1024
 #: Largest message read from a peer that has not completed a handshake (a hello is far
 #: smaller), or from a bot that is not being asked; anything longer is not decoded.
 _UNASKED_MESSAGE_BYTES = 4096
@@ -96,8 +98,13 @@ class BotSession:
     last_heard: float = 0.0
     #: Messages received from the bot since the referee last sent it a request, answers aside.
     unasked: int = 0
-    #: Requests sent to the bot and not answered yet (their answers may still come, late).
-    owed: int = 0
+    #: Ids of the requests sent to the bot and not answered yet (their answers may still come,
+    #: late); at most :data:`_AWAITED_LIMIT`, the oldest forgotten first.
+    awaited: set[int] = field(default_factory=set)
+    #: Ids of requests whose answer has arrived and waits in the inbox to be matched.
+    answered: set[int] = field(default_factory=set)
+    #: The id of the bot's last message on this connection: each must be larger.
+    last_id: int = -1
     #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
     endpoint: str | None = None
     #: Where a started bot's output goes (the server's ``log_dir``), if anywhere.
@@ -107,6 +114,11 @@ class BotSession:
     def name(self) -> str:
         """The configured bot name."""
         return self.spec.name
+
+    @property
+    def owed(self) -> int:
+        """How many requests the bot has not answered (some may have timed out)."""
+        return len(self.awaited)
 
     @property
     def connected(self) -> bool:
@@ -430,7 +442,10 @@ class BotServer:
         except _SendError as failure:
             return self._fault(session, FaultKind.DISCONNECT, str(failure))
         session.unasked = 0
-        session.owed += 1
+        awaited = session.awaited
+        awaited.add(request_id)
+        if len(awaited) > _AWAITED_LIMIT:
+            awaited.discard(min(awaited))
         self._asking = session
         try:
             return self._await_reply(session, request_id, reply_type, started, timeout_s)
@@ -500,12 +515,16 @@ class BotServer:
     ) -> dict[str, Any] | Fault | None:
         kind = reply.get("type")
         reply_to = reply.get("reply_to")
+        # An answer to a request sent and not yet answered (_dispatch noted it as such).
+        answered = type(reply_to) is int and reply_to in session.answered
+        if answered:
+            session.answered.discard(reply_to)
         if kind == "error":
             if reply_to == request_id and reply_type == "error":
                 try:
                     validate_bot_message(reply)
                 except ProtocolError as error:
-                    return self._fault(session, FaultKind.MALFORMED, str(error))
+                    return self._malformed(session, reply, str(error))
                 return reply
             if reply_to == request_id:
                 return self._fault(
@@ -517,16 +536,14 @@ class BotServer:
             session.counters["bot_errors_ignored"] += 1
             return None
         if kind == "hello":
-            return self._fault(session, FaultKind.MALFORMED, "a second hello on one connection")
+            return self._malformed(session, reply, "a second hello on one connection")
         if not isinstance(reply_to, int) or isinstance(reply_to, bool):
-            return self._fault(
-                session, FaultKind.MALFORMED, f"{quoted(kind)} without an integer reply_to"
-            )
+            return self._malformed(session, reply, f"{quoted(kind)} without an integer reply_to")
         if reply_to == request_id:
             if kind != reply_type:
-                return self._fault(
+                return self._malformed(
                     session,
-                    FaultKind.MALFORMED,
+                    reply,
                     f"answered request {request_id} with {quoted(kind)}, expected {reply_type!r}",
                 )
             try:
@@ -535,16 +552,19 @@ class BotServer:
                 else:
                     validate_bot_message(reply)
             except ProtocolError as error:
-                return self._fault(session, FaultKind.MALFORMED, str(error))
+                return self._malformed(session, reply, str(error))
             return reply
-        if 0 <= reply_to < request_id:
+        if answered:
             session.counters["late_replies"] += 1  # a reply to a request that timed out
             return None
-        self._send_error(session, reply, ErrorCode.WRONG_REPLY_ID, f"no request {reply_to} is open")
+        self._send_error(
+            session, reply, ErrorCode.WRONG_REPLY_ID, f"no request {reply_to} awaits an answer"
+        )
         return self._fault(
             session,
             FaultKind.WRONG_REPLY_ID,
-            f"reply_to {reply_to} names no request (the open request is {request_id})",
+            f"reply_to {reply_to} names no request awaiting an answer (never sent, not a "
+            f"request, or answered already; the open request is {request_id})",
         )
 
     def _pump(self, timeout_s: float, *, read_all: bool = True) -> bool:
@@ -617,16 +637,12 @@ class BotServer:
             session.counters["messages_dropped"] += 1
             return
         if len(frames) != 2:
-            self._note_fault(
-                session, FaultKind.MALFORMED, f"message of {len(frames) - 1} frames (must be 1)"
-            )
+            self._refuse(session, None, f"message of {len(frames) - 1} frames (must be 1)")
             return
         payload = frames[1]
         if len(payload) > MAX_MESSAGE_BYTES:
-            self._note_fault(
-                session,
-                FaultKind.MALFORMED,
-                f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}",
+            self._refuse(
+                session, None, f"message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}"
             )
             return
         if session is not self._asking and len(payload) > _UNASKED_MESSAGE_BYTES:
@@ -643,9 +659,14 @@ class BotServer:
         try:
             message = decode_map(payload, max_depth=BOT_MESSAGE_DEPTH)
         except ProtocolError as error:
-            self._send_error(session, None, ErrorCode.MALFORMED, str(error))
-            self._note_fault(session, FaultKind.MALFORMED, str(error))
+            self._refuse(session, None, str(error))
             return
+        message_id = message.get("id")
+        last_id = session.last_id
+        if type(message_id) is not int or not last_id < message_id <= MAX_ID:
+            self._refuse(session, message, _id_problem(message_id, last_id))
+            return
+        session.last_id = message_id
         kind = message["type"]
         if kind not in _BOT_TYPES:
             self._send_error(
@@ -653,10 +674,12 @@ class BotServer:
             )
             session.counters["unknown_types"] += 1
             return
-        if session.owed and type(message.get("reply_to")) is int:
+        reply_to = message.get("reply_to")
+        if type(reply_to) is int and reply_to in session.awaited:
             # An answer to a request, maybe one that timed out: a bot that was stuck may
             # answer many at once when it recovers, and is not flooding.
-            session.owed -= 1
+            session.awaited.discard(reply_to)
+            session.answered.add(reply_to)
             session.unasked -= 1
         session.inbox.append(message)
 
@@ -722,6 +745,7 @@ class BotServer:
         session.identity = identity
         session.protocol = chosen
         session.hello = message
+        session.last_id = message.id
         session.last_heard = time.monotonic()
         if remote:
             self._by_remote_identity[identity] = session
@@ -793,6 +817,16 @@ class BotServer:
         with contextlib.suppress(_SendError):  # a bot that does not read is not waited for
             self._send(session, builders.error(reply_to, code, text), _NOBLOCK)
 
+    def _malformed(self, session: BotSession, about: dict[str, Any], detail: str) -> Fault:
+        """A malformed answer: the bot is told why in an ``error``; its fault."""
+        self._send_error(session, about, ErrorCode.MALFORMED, detail)
+        return self._fault(session, FaultKind.MALFORMED, detail)
+
+    def _refuse(self, session: BotSession, about: dict[str, Any] | None, detail: str) -> None:
+        """A malformed message, whenever it came: tell the bot why, and note its fault."""
+        self._send_error(session, about, ErrorCode.MALFORMED, detail)
+        self._note_fault(session, FaultKind.MALFORMED, detail)
+
     def _note_fault(self, session: BotSession, kind: FaultKind, detail: str) -> None:
         if session.pending_fault is None:
             session.pending_fault = self._fault(session, kind, detail)
@@ -831,6 +865,18 @@ def _raise_file_limit() -> None:
         return
     with contextlib.suppress(OSError, ValueError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def _id_problem(message_id: object, last_id: int) -> str:
+    """Why ``message_id`` cannot follow the bot's message ``last_id`` (-1: none yet)."""
+    if type(message_id) is not int:
+        return f"id: expected an integer, got {quoted(message_id)}"
+    if message_id > MAX_ID:
+        return f"id {message_id} is over {MAX_ID}"
+    return (
+        f"id {message_id} does not follow the bot's previous id {last_id}: each message's id "
+        "must be larger than the one before on the connection"
+    )
 
 
 def _pending_fault(session: BotSession) -> Fault | None:

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.faults import FaultKind
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from tests.referee.test_runner import FAST, rawbot
@@ -52,6 +54,42 @@ def told_then_forfeited(
     kinds = [message["type"] for message in messages]
     assert kinds.index("error") < kinds.index("match_end")
     return errors[0]
+
+
+@pytest.mark.parametrize(
+    ("fault", "reply_to", "detail"),
+    [
+        ("huge", None, "message of 200000 bytes exceeds 65536"),
+        ("multi_frame", None, "message of 2 frames (must be 1)"),
+        ("no_action", SECOND_ANSWER, "action: expected str, got None"),
+        ("text_reply_to", SECOND_ANSWER, "without an integer reply_to"),
+        ("bin_action", SECOND_ANSWER, "action: expected str, got b'"),
+        ("pong_for_decide", SECOND_ANSWER, "with 'pong', expected 'act'"),
+        ("second_hello", SECOND_ANSWER, "a second hello"),
+        ("deep_act", None, "at most 16 deep"),
+        ("same_id", SECOND_ANSWER - 1, "id 3 does not follow the bot's previous id 3"),
+    ],
+)
+def test_a_malformed_answer_gets_an_error_then_forfeits(
+    tmp_path: Path, fault: str, reply_to: int | None, detail: str
+) -> None:
+    """SPEC section 10: a malformed message draws an ``error`` (code ``malformed``) naming the
+    problem, and its id where it could be read, before the forfeit."""
+    error = told_then_forfeited(tmp_path, fault, FaultKind.MALFORMED, "malformed", reply_to, detail)
+    assert detail in error["message"]
+
+
+def test_reply_to_an_id_the_referee_never_sends_is_a_wrong_reply_id(tmp_path: Path) -> None:
+    """The referee numbers its messages from 1: ``reply_to`` 0 names no request, so it is no
+    late reply to be discarded but a ``wrong_reply_id``, told in an ``error``."""
+    told_then_forfeited(
+        tmp_path,
+        "reply_to_zero",
+        FaultKind.WRONG_REPLY_ID,
+        "wrong_reply_id",
+        SECOND_ANSWER,
+        "reply_to 0 names no request",
+    )
 
 
 def test_an_action_not_written_as_the_spec_writes_it_is_refused(tmp_path: Path) -> None:
