@@ -68,6 +68,9 @@ _UNASKED_MESSAGE_BYTES = 4096
 #: What a bot's last output says when an allocation failed under an rlimit (no cgroup).
 _OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|[Oo]ut of memory|Cannot allocate memory")
 _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while waiting
+#: Seconds a bot whose connection dropped has to exit before it counts as disconnected rather
+#: than crashed (the kernel closes a dying process's sockets before it can be reaped).
+_EXIT_GRACE = 0.3
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
 _SNDMORE = int(zmq.SNDMORE)
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -105,6 +108,9 @@ class BotSession:
     answered: set[int] = field(default_factory=set)
     #: The id of the bot's last message on this connection: each must be larger.
     last_id: int = -1
+    #: The bot's connection in the referee's process: its file descriptor and that socket's
+    #: inode (once ZeroMQ drops the connection, the descriptor is closed or is another's).
+    connection: tuple[int, int] | None = None
     #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
     endpoint: str | None = None
     #: Where a started bot's output goes (the server's ``log_dir``), if anywhere.
@@ -426,6 +432,8 @@ class BotServer:
         """
         if session.pending_fault is not None:
             return session.pending_fault
+        if _dropped(session):
+            return self._lost(session, f"before {reply_type} was asked for")
         previous = self._focus
         if previous is not session:
             self._focus = session
@@ -482,10 +490,11 @@ class BotServer:
             # Check the process only when nothing arrived: waitpid on every reply is costly.
             # One message at a time: the reply is usually the first, and asking whether more
             # are waiting costs as much as reading one.
-            if not self._pump(min(deadline - now, _POLL_SLICE), read_all=False) and (
-                session.exited()
-            ):
-                return self._crash_fault(session, f"while {reply_type} was awaited")
+            if not self._pump(min(deadline - now, _POLL_SLICE), read_all=False):
+                if session.exited():
+                    return self._crash_fault(session, f"while {reply_type} was awaited")
+                if _dropped(session):
+                    return self._lost(session, f"while {reply_type} was awaited")
 
     @staticmethod
     def _thaw(session: BotSession) -> None:
@@ -579,16 +588,17 @@ class BotServer:
             socket.setsockopt(zmq.RCVTIMEO, timeout_ms)
             self._receive_timeout_ms = timeout_ms
         try:
-            frames = _receive(socket, 0)
+            frames, last = _receive(socket, 0)
         except zmq.Again:
             return False
-        self._dispatch(frames)
+        self._dispatch(frames, last=last)
         if read_all:
             for _ in range(4 * _QUEUE_LIMIT):  # bounded: a flood cannot starve the caller
                 # Asking EVENTS is much cheaper than a NOBLOCK receive that raises zmq.Again.
                 if not cast(int, socket.getsockopt(_EVENTS)) & _POLLIN:
                     break
-                self._dispatch(_receive(socket, zmq.NOBLOCK))
+                frames, last = _receive(socket, zmq.NOBLOCK)
+                self._dispatch(frames, last=last)
         return True
 
     def _pump_both(self, timeout_s: float) -> bool:
@@ -601,9 +611,11 @@ class BotServer:
         for _ in range(4 * _QUEUE_LIMIT):
             if self._socket in ready:
                 try:
-                    self._dispatch(self._socket.recv_multipart(zmq.NOBLOCK))
+                    local = self._socket.recv_multipart(zmq.NOBLOCK, copy=False)
                 except zmq.Again:
                     ready.pop(self._socket)
+                else:
+                    self._dispatch([part.bytes for part in local], last=local[-1])
             if self._remote_socket in ready:
                 try:
                     parts = self._remote_socket.recv_multipart(zmq.NOBLOCK, copy=False)
@@ -611,18 +623,24 @@ class BotServer:
                     ready.pop(self._remote_socket)
                 else:
                     user = parts[-1].get("User-Id") if len(parts) > 1 else ""
-                    self._dispatch([part.bytes for part in parts], remote_user=str(user or ""))
+                    self._dispatch(
+                        [part.bytes for part in parts], remote_user=str(user or ""), last=parts[-1]
+                    )
             if not ready:
                 break
         return True
 
-    def _dispatch(self, frames: list[bytes], remote_user: str | None = None) -> None:
+    def _dispatch(
+        self, frames: list[bytes], remote_user: str | None = None, last: zmq.Frame | None = None
+    ) -> None:
+        """One message: its frames (the sender's identity first) and the last as received,
+        which tells the sender's connection and, over ipc, its process."""
         identity = frames[0]
         remote = remote_user is not None
         table = self._by_remote_identity if remote else self._by_identity
         session = table.get(identity)
         if session is None:
-            self._stranger(identity, frames[1:], remote_user)
+            self._stranger(identity, frames[1:], remote_user, last)
             return
         session.last_heard = time.monotonic()
         session.unasked += 1  # taken back below if the message is an answer the bot owed
@@ -683,7 +701,13 @@ class BotServer:
             session.unasked -= 1
         session.inbox.append(message)
 
-    def _stranger(self, identity: bytes, frames: list[bytes], remote_user: str | None) -> None:
+    def _stranger(
+        self,
+        identity: bytes,
+        frames: list[bytes],
+        remote_user: str | None,
+        last: zmq.Frame | None = None,
+    ) -> None:
         """A message from a peer that has not completed a handshake."""
         remote = remote_user is not None
         if len(frames) != 1 or len(frames[0]) > _UNASKED_MESSAGE_BYTES:
@@ -746,6 +770,7 @@ class BotServer:
         session.protocol = chosen
         session.hello = message
         session.last_id = message.id
+        session.connection = _connection(last)
         session.last_heard = time.monotonic()
         if remote:
             self._by_remote_identity[identity] = session
@@ -757,6 +782,25 @@ class BotServer:
         self._send(
             session,
             builders.welcome(message.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES),
+        )
+
+    def _lost(self, session: BotSession, when: str) -> Fault:
+        """The fault of a bot whose connection dropped: a crash if its process ends soon."""
+        session.connection = None
+        deadline = time.monotonic() + _EXIT_GRACE
+        while session.process is not None and not session.exited():
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
+        if session.exited():
+            return self._crash_fault(session, when)
+        session.closed = True
+        return self._fault(
+            session,
+            FaultKind.DISCONNECT,
+            f"its connection dropped {when} and its process still runs: the referee's socket "
+            f"drops, unread, a message over 1 MiB (SPEC section 1: at most {MAX_MESSAGE_BYTES} "
+            "bytes), and with it the connection; so does a bot that closes its socket",
         )
 
     def _live_session(self, token: str) -> BotSession | None:
@@ -890,16 +934,41 @@ def _send_frames(socket: zmq.Socket[bytes], identity: bytes, payload: bytes, fla
     socket.send(payload, flags)
 
 
-def _receive(socket: zmq.Socket[bytes], flags: int) -> list[bytes]:
+def _receive(socket: zmq.Socket[bytes], flags: int) -> tuple[list[bytes], zmq.Frame]:
     """One message from a ROUTER socket: the sender's identity, then every frame it sent (at
-    least one; ZeroMQ delivers a message's frames together)."""
+    least one; ZeroMQ delivers a message's frames together); and the last frame as received
+    (it tells the connection it came on)."""
     frames = [socket.recv(flags)]
     while True:
         # A frame tells whether more follow: cheaper than asking the socket for RCVMORE.
         frame = socket.recv(copy=False)
         frames.append(frame.bytes)
         if not frame.more:
-            return frames
+            return frames, frame
+
+
+def _connection(frame: zmq.Frame | None) -> tuple[int, int] | None:
+    """The connection ``frame`` came on: the descriptor ZeroMQ read it from and its inode;
+    None if the socket does not tell."""
+    if frame is None:
+        return None
+    try:
+        fd = int(frame.get(zmq.SRCFD))
+        return fd, os.fstat(fd).st_ino
+    except (zmq.ZMQError, OSError, TypeError, ValueError):
+        return None
+
+
+def _dropped(session: BotSession) -> bool:
+    """Whether the bot's connection is gone: ZeroMQ closed its descriptor (a message over the
+    size limit, the peer gone), which is now closed or another socket's."""
+    connection = session.connection
+    if connection is None:
+        return False
+    try:
+        return os.fstat(connection[0]).st_ino != connection[1]
+    except OSError:
+        return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ answer to its second decision (``--at 2``) has id 4.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,22 @@ def test_a_malformed_answer_gets_an_error_then_forfeits(
     problem, and its id where it could be read, before the forfeit."""
     error = told_then_forfeited(tmp_path, fault, FaultKind.MALFORMED, "malformed", reply_to, detail)
     assert detail in error["message"]
+
+
+def test_a_message_too_large_for_the_socket_is_a_disconnect_that_says_so(tmp_path: Path) -> None:
+    """SPEC section 1: a message over 1 MiB is dropped by the socket, which drops the bot's
+    connection. The referee records that at once (it does not wait out the deadline) as a
+    disconnect whose detail names the cause."""
+    control = TimeControl(decision_ms=10_000, warmup_ms=3000)
+    started = time.monotonic()
+    report, _ = play_against_a_good_bot("giant", tmp_path / "received.jsonl", control)
+    elapsed = time.monotonic() - started
+    forfeit = report.forfeit_fault
+    assert forfeit is not None
+    assert (forfeit.kind, forfeit.seat, forfeit.game) == (FaultKind.DISCONNECT, 0, 1)
+    assert "over 1 MiB" in forfeit.detail
+    assert "while act was awaited" in forfeit.detail
+    assert elapsed < 8.0  # far less than the 10 s deadline of the decision
 
 
 def test_reply_to_an_id_the_referee_never_sends_is_a_wrong_reply_id(tmp_path: Path) -> None:
