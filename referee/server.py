@@ -71,6 +71,8 @@ _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while wai
 #: Seconds a bot whose connection dropped has to exit before it counts as disconnected rather
 #: than crashed (the kernel closes a dying process's sockets before it can be reaped).
 _EXIT_GRACE = 0.3
+#: Peers whose process ancestry is remembered (to tell which bot sent a bad hello).
+_SENDER_CACHE_LIMIT = 256
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
 _SNDMORE = int(zmq.SNDMORE)
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -111,6 +113,8 @@ class BotSession:
     #: The bot's connection in the referee's process: its file descriptor and that socket's
     #: inode (once ZeroMQ drops the connection, the descriptor is closed or is another's).
     connection: tuple[int, int] | None = None
+    #: Hellos with an unknown token that this bot's processes sent before a valid one.
+    rejected_hellos: int = 0
     #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
     endpoint: str | None = None
     #: Where a started bot's output goes (the server's ``log_dir``), if anywhere.
@@ -214,7 +218,8 @@ class BotServer:
                 raise
         self._next_id = 0
         self.stray_messages = 0
-        self._rejected_tokens = 0
+        #: The pid and ancestors of recent strangers' processes, by connection.
+        self._senders: dict[bytes, tuple[int, ...]] = {}
 
     def _router(self) -> zmq.Socket[bytes]:
         socket = self._context.socket(zmq.ROUTER)
@@ -329,14 +334,13 @@ class BotServer:
         if session.spec.curve_public_key is not None:
             self._awaiting_keys.pop(session.spec.curve_public_key, None)
         fault = session.handshake_fault
-        if fault is not None and self._rejected_tokens:
+        if fault is not None and session.rejected_hellos:
             fault = dataclasses.replace(
                 fault,
-                detail=f"{fault.detail}; meanwhile {self._rejected_tokens} hello(s) with an "
-                "unknown token were rejected",
+                detail=f"{fault.detail}; meanwhile {session.rejected_hellos} hello(s) from its "
+                "process with an unknown token were rejected",
             )
             session.handshake_fault = fault
-        self._rejected_tokens = 0
         return fault
 
     def stop_bot(self, session: BotSession, reason: str = "done", grace: float = 1.0) -> None:
@@ -745,8 +749,10 @@ class BotServer:
                 reason = (
                     "this bot is connected already; a session never moves to another connection"
                 )
-            else:
-                self._rejected_tokens += 1
+            elif not remote:
+                sender = self._sender(identity, last)
+                if sender is not None:
+                    sender.rejected_hellos += 1
             self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, reason)
             self.stray_messages += 1
             return
@@ -783,6 +789,22 @@ class BotServer:
             session,
             builders.welcome(message.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES),
         )
+
+    def _sender(self, identity: bytes, last: zmq.Frame | None) -> BotSession | None:
+        """The started bot awaited for its hello whose process, or one of its descendants,
+        sent this message, if any: over ipc the socket tells the sender's pid."""
+        if last is None or not self._awaiting:
+            return None
+        lineage = self._senders.get(identity)
+        if lineage is None:
+            lineage = _lineage(last)
+            if len(self._senders) >= _SENDER_CACHE_LIMIT:
+                self._senders.clear()
+            self._senders[identity] = lineage
+        for session in self._awaiting.values():
+            if session.process is not None and session.process.pid in lineage:
+                return session
+        return None
 
     def _lost(self, session: BotSession, when: str) -> Fault:
         """The fault of a bot whose connection dropped: a crash if its process ends soon."""
@@ -969,6 +991,27 @@ def _dropped(session: BotSession) -> bool:
         return os.fstat(connection[0]).st_ino != connection[1]
     except OSError:
         return True
+
+
+def _lineage(frame: zmq.Frame) -> tuple[int, ...]:
+    """The pid of the process that sent ``frame`` over ipc (the socket's peer credentials),
+    then its parent's, and so on up; empty when the socket does not tell."""
+    try:
+        address = str(frame.get("Peer-Address"))
+    except zmq.ZMQError:
+        return ()
+    pid_text = address.rpartition(":")[2]
+    if not pid_text.isdigit():
+        return ()
+    lineage = [int(pid_text)]
+    while len(lineage) < 64 and lineage[-1] > 1:
+        try:
+            stat = Path(f"/proc/{lineage[-1]}/stat").read_text(encoding="ascii", errors="replace")
+            parent = int(stat.rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        lineage.append(parent)
+    return tuple(lineage)
 
 
 @dataclass(frozen=True, slots=True)

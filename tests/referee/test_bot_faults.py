@@ -9,15 +9,20 @@ answer to its second decision (``--at 2``) has id 4.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
+import zmq
 
+from referee.bots import BotSpec
 from referee.faults import FaultKind
 from referee.runner import MatchReport, MatchRunner, TimeControl
-from tests.referee.test_runner import FAST, rawbot
+from referee.server import BotServer
+from tests.referee.test_runner import FAST, RAWBOT, rawbot
 
 #: The id of rawbot's answer to its second decision.
 SECOND_ANSWER = 4
@@ -119,4 +124,45 @@ def test_an_action_not_written_as_the_spec_writes_it_is_refused(tmp_path: Path) 
         "illegal_action",
         SECOND_ANSWER,
         "one space between words",
+    )
+
+
+def test_a_nohello_fault_counts_only_the_bots_own_rejected_hellos() -> None:
+    """A hello with an unknown token is counted against the bot whose process sent it (its
+    peer credentials say which), not against whichever bot is waited for: a stranger's hello
+    and another bot's do not appear in a bot's fault."""
+    with BotServer() as server:
+        silent = server.start_bot(
+            BotSpec("silent", (sys.executable, str(RAWBOT), "--fault", "no_hello"))
+        )
+        liar = server.start_bot(
+            BotSpec("liar", (sys.executable, str(RAWBOT), "--fault", "wrong_token"))
+        )
+        context = zmq.Context()
+        stranger = context.socket(zmq.DEALER)
+        stranger.setsockopt(zmq.LINGER, 0)
+        try:
+            assert silent.endpoint is not None
+            stranger.connect(silent.endpoint)
+            hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"]}
+            stranger.send(msgpack.packb({**hello, "name": "x", "token": "guess"}))
+            time.sleep(0.5)  # the liar's hello and the stranger's are waiting by now
+            silent_fault = server.handshake(silent, 1.0)
+            liar_fault = server.handshake(liar, 0.5)
+            assert stranger.poll(1000)  # the stranger was rejected too
+            assert msgpack.unpackb(stranger.recv())["type"] == "reject"
+        finally:
+            stranger.close(0)
+            context.term()
+            server.stop_bots([silent, liar])
+    assert silent_fault is not None
+    assert liar_fault is not None
+    assert (silent_fault.kind, silent_fault.detail) == (
+        FaultKind.HANDSHAKE,
+        "no valid hello within 1000 ms",
+    )
+    assert liar_fault.kind is FaultKind.HANDSHAKE
+    # Rejected, the liar exits: "process ended (exit code 2) before a valid hello; …".
+    assert liar_fault.detail.endswith(
+        "; meanwhile 1 hello(s) from its process with an unknown token were rejected"
     )
