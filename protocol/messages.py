@@ -53,6 +53,11 @@ CARD_PATTERN = r"^(A|[2-9]|10|J|Q|K)[SHDC]$"
 #: An action in text form; see the spec for the grammar.
 ACTION_PATTERN = r"^(stop|pass|bid [1-5]|play \S{2,3}|exchange( \S{2,3}){0,5})$"
 MAX_ID = 2**53 - 1  # ids stay exact in JavaScript numbers
+#: What ``welcome.heartbeat_ms`` means, as SPEC section 5 says it.
+HEARTBEAT_MEANING = (
+    "a bot that has been silent this long is pinged before it is given a match; a ping must "
+    "be answered within this long. Pings come only between matches."
+)
 
 Card = Annotated[str, Field(pattern=CARD_PATTERN, description="A card code, e.g. '10H'.")]
 SeatNumber = Annotated[int, Field(ge=0, le=1, description="A seat: 0 or 1.")]
@@ -76,10 +81,9 @@ class TimeControl(_Model):
 
     decision_ms: int = Field(gt=0, description="Time allowed for each decision, in ms.")
     bank_ms: int | None = Field(
-        default=None,
         ge=0,
         description="Extra time for the whole match, drawn on when a decision overruns "
-        "decision_ms; null when there is no bank.",
+        "decision_ms; null when there is no bank (always present).",
     )
     warmup_ms: int = Field(
         ge=0, description="Extra time allowed for the handshake and for the first decision."
@@ -167,7 +171,13 @@ class StopEvent(_Model):
 
     event: Literal["stop"]
     seat: SeatNumber
-    round: int = Field(ge=1, le=5)
+    round: int = Field(
+        ge=1,
+        le=4,
+        description="The round the master stopped in, at most max_exchange_rounds (at most "
+        "4): once the master has exchanged in every round, the phase is over and no stop "
+        "comes.",
+    )
 
 
 class BidEvent(_Model):
@@ -242,7 +252,10 @@ class Message(_Model):
         max_length=16,
         description="Protocol version the sender speaks, 'MAJOR.MINOR'.",
     )
-    id: MessageId = Field(description="Sender's message id, unique per connection, increasing.")
+    id: MessageId = Field(
+        description="Sender's message id: larger than the sender's previous one on the "
+        "connection (the referee numbers from 1)."
+    )
 
 
 class Hello(Message):
@@ -270,7 +283,7 @@ class Welcome(Message):
     reply_to: MessageId
     protocol: str = Field(description="The version both sides speak from now on.")
     referee: str = Field(description="Referee software name and version.")
-    heartbeat_ms: int = Field(gt=0, description="Idle interval after which the referee pings.")
+    heartbeat_ms: int = Field(gt=0, description=HEARTBEAT_MEANING)
     max_message_bytes: int = Field(gt=0, description="Largest message either side may send.")
 
 
@@ -290,7 +303,9 @@ class MatchStart(Message):
     type: Literal["match_start"]
     match_id: str = Field(max_length=128, description="Identifies the match in records.")
     seat: SeatNumber
-    opponent: str = Field(description="The opponent's name.")
+    opponent: str = Field(
+        description="The opponent's name as the organiser registered it (not its hello's name)."
+    )
     rules: dict[str, int] = Field(description="The rules options of the match.")
     time_control: TimeControl
     seed: int | None = Field(
@@ -339,7 +354,7 @@ class Forfeit(_Model):
 
     seat: SeatNumber = Field(description="The seat that forfeited.")
     fault: str = Field(description="Fault kind, e.g. 'timeout', 'illegal_action', 'crash'.")
-    detail: str = Field(default="", description="Human-readable explanation.")
+    detail: str = Field(description="Human-readable explanation.")
 
 
 class MatchOutcome(_Model):
@@ -349,7 +364,7 @@ class MatchOutcome(_Model):
     termination: Literal["target", "both_over_target", "cold", "forfeit"]
     scores: Pair
     games: int = Field(ge=0)
-    forfeit: Forfeit | None = None
+    forfeit: Forfeit | None = Field(description="Why the match was forfeited; null if it was not.")
 
 
 class MatchEnd(Message):
@@ -378,7 +393,7 @@ class Shutdown(Message):
     """Referee → bot: exit now. No answer."""
 
     type: Literal["shutdown"]
-    reason: str = ""
+    reason: str
 
 
 class ErrorMessage(Message):

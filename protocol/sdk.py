@@ -471,7 +471,8 @@ class Session:
 def _arguments(
     endpoint: str | None, token: str | None, argv: Sequence[str] | None
 ) -> tuple[str, str]:
-    parser = argparse.ArgumentParser(add_help=False)
+    # Never abbreviated (SPEC section 1): a bot's own ``--tok`` is not ``--token``.
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--endpoint")
     parser.add_argument("--token")
     # Other arguments are the bot's own business.
@@ -525,7 +526,7 @@ def _curve_keys(argv: Sequence[str] | None) -> tuple[str, str, str] | None:
     """A remote bot's CurveZMQ keys (Z85 text): the referee's public key, then the bot's
     public and secret keys, from ``--server-key``/``--public-key``/``--secret-key`` or
     ``AEGIS_SERVER_KEY``/``AEGIS_PUBLIC_KEY``/``AEGIS_SECRET_KEY``; None when not given."""
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     for name in ("server", "public", "secret"):
         parser.add_argument(f"--{name}-key")
     known, _others = parser.parse_known_args(sys.argv[1:] if argv is None else list(argv))

@@ -91,7 +91,7 @@ __all__ = [
 FOREIGN_VERSIONS = ("99.0",)
 #: Seconds a bot has to exit after ``shutdown`` (protocol section 5).
 SHUTDOWN_SECONDS = 1.0
-#: Seconds a rejected bot has to exit (the protocol says only that it should).
+#: Seconds a rejected bot has to exit (protocol section 5).
 REJECT_EXIT_SECONDS = 2.0
 #: Seconds the bot's children get to follow it out before they count as left behind.
 LEFTOVER_GRACE_SECONDS = 0.5

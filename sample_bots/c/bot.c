@@ -380,12 +380,23 @@ static int handle(Session *s, const msgpack_object *msg, msgpack_packer *pk) {
 /* ---- Transport (SPEC section 1) ------------------------------------------------------- */
 
 #ifndef BOT_NO_MAIN
+/* The value of option `name` at argv[*i], written `--name VALUE` (then *i moves on to the
+ * value) or `--name=VALUE`; NULL if argv[*i] is another argument. */
+static const char *option(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] == '\0' && *i + 1 < argc) return argv[++*i];
+    return NULL;
+}
+
 int main(int argc, char **argv) {
-    /* --endpoint / --token override AEGIS_ENDPOINT / AEGIS_TOKEN; other arguments are ignored */
-    const char *endpoint = getenv("AEGIS_ENDPOINT"), *token = getenv("AEGIS_TOKEN");
-    for (int i = 1; i + 1 < argc; i++) {
-        if (strcmp(argv[i], "--endpoint") == 0) endpoint = argv[++i];
-        else if (strcmp(argv[i], "--token") == 0) token = argv[++i];
+    /* --endpoint / --token override AEGIS_ENDPOINT / AEGIS_TOKEN; other arguments, unknown
+     * options among them (which take no value), are ignored (SPEC section 1) */
+    const char *endpoint = getenv("AEGIS_ENDPOINT"), *token = getenv("AEGIS_TOKEN"), *value;
+    for (int i = 1; i < argc; i++) {
+        if ((value = option(argc, argv, &i, "--endpoint"))) endpoint = value;
+        else if ((value = option(argc, argv, &i, "--token"))) token = value;
     }
     if (!endpoint) {
         fprintf(stderr, "[" BOT_NAME "] no endpoint: set AEGIS_ENDPOINT or pass --endpoint URL\n");

@@ -17,6 +17,7 @@ from protocol.schema_gen import (
     schema_text,
 )
 from protocol.version import PROTOCOL_VERSION
+from referee.rules.options import MAX_EXCHANGE_ROUNDS_LIMIT
 
 from .helpers import VECTORS
 from .strategies import BOT_TYPES, MESSAGE_TYPES, REFEREE_TYPES
@@ -85,3 +86,28 @@ def test_schema_keeps_the_models_descriptions() -> None:
     observation = schema["$defs"]["ObservationInfo"]["properties"]
     assert "canonical order" in observation["hand"]["description"]
     assert observation["key_card"]["pattern"] == "^(A|[2-9]|10|J|Q|K)[SHDC]$"
+
+
+@pytest.mark.parametrize(
+    ("definition", "field"),
+    [
+        ("TimeControl", "bank_ms"),
+        ("MatchOutcome", "forfeit"),
+        ("Shutdown", "reason"),
+        ("Forfeit", "detail"),
+    ],
+)
+def test_fields_the_referee_always_sends_are_required(definition: str, field: str) -> None:
+    """SPEC section 5 lists these fields in every such message (nil where it says so): the
+    schema requires them too, so a bot may rely on them."""
+    for direction in (Direction.REFEREE, Direction.ALL):
+        assert field in schema_for(direction)["$defs"][definition]["required"]
+
+
+@pytest.mark.parametrize("event", ["StopEvent", "ExchangeEvent"])
+def test_exchange_rounds_are_bounded_as_the_rules_bound_them(event: str) -> None:
+    """A game has at most MAX_EXCHANGE_ROUNDS_LIMIT exchange rounds (RULES-DECISIONS.md,
+    exchange phase); the master stops in one of them or not at all, so no event names a
+    later round."""
+    round_field = schema_for(Direction.REFEREE)["$defs"][event]["properties"]["round"]
+    assert (round_field["minimum"], round_field["maximum"]) == (1, MAX_EXCHANGE_ROUNDS_LIMIT)

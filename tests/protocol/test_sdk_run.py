@@ -87,6 +87,21 @@ def test_command_line_overrides_the_environment(
     assert hello["token"] == "from-argv"
 
 
+def test_options_take_their_value_after_a_space_or_an_equals_sign_and_are_never_abbreviated(
+    referee: ScriptedReferee, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC section 1: ``--token=TOKEN`` and ``--token TOKEN``; an option the bot does not
+    know takes no value (``--colour`` leaves ``--token=…`` alone), and ``--tok`` is not
+    ``--token``."""
+    monkeypatch.setenv("AEGIS_TOKEN", "from-environment")
+    argv = ["--colour", f"--endpoint={referee.endpoint}", "--tok", "abbreviated"]
+    hello = _hello_then_shutdown(referee, Running(argv=argv))
+    assert hello["token"] == "from-environment"
+    argv = ["--colour", "--token=-begins-with-a-dash", "--endpoint", referee.endpoint]
+    hello = _hello_then_shutdown(referee, Running(argv=argv))
+    assert hello["token"] == "-begins-with-a-dash"
+
+
 def test_the_environment_is_the_default(
     referee: ScriptedReferee, monkeypatch: pytest.MonkeyPatch
 ) -> None:

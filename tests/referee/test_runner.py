@@ -6,6 +6,7 @@ The bots are ``tests/bots/rawbot.py``, which speaks the raw protocol and misbeha
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import signal
@@ -68,6 +69,35 @@ def test_full_match_between_two_bots(runner: MatchRunner) -> None:
         sum(game.result.points[seat] for game in report.games if game.result) for seat in (0, 1)
     ]
     assert list(report.match.result.scores) == total
+
+
+def test_what_a_bot_hears_of_its_matches(runner: MatchRunner, tmp_path: Path) -> None:
+    """SPEC sections 4 and 5: ``opponent`` is the organiser's name for the other bot (not its
+    hello's), a game's end comes at the start of the next game's first ``decide``, before its
+    ``game_start``, and no ``ping`` comes between ``match_start`` and ``match_end``."""
+    log = tmp_path / "alpha.jsonl"
+    alpha = rawbot("alpha", "--name", "hello-alpha", "--log-messages", str(log))
+    report = runner.play([alpha, rawbot("beta", "--name", "hello-beta")], seed=11)
+    assert report.faults == []
+    assert len(report.games) >= 2
+    messages = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    kinds = [message["type"] for message in messages]
+    start, end = kinds.index("match_start"), kinds.index("match_end")
+    assert messages[start]["opponent"] == "beta"
+    assert "ping" not in kinds[start:end]
+    firsts = [
+        message
+        for message in messages[start:end]
+        if message["type"] == "decide"
+        and any(event["event"] == "game_start" for event in message["events"])
+    ]
+    assert len(firsts) == len(report.games)
+    for game, decide in enumerate(firsts[1:], 2):
+        events = [event["event"] for event in decide["events"]]
+        ended = events.index("game_end")
+        assert ended < events.index("game_start")
+        assert decide["events"][ended]["game"] == game - 1
+        assert "trick" in events[:ended]
 
 
 def test_same_seed_same_match(runner: MatchRunner) -> None:

@@ -20,6 +20,7 @@ import pytest
 import zmq
 
 from referee.bundled import resolve_bot, sample_bots_dir
+from referee.conformance import REJECT_EXIT_SECONDS
 from referee.records import dumps_line, verify_lines
 from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner, TimeControl
@@ -203,11 +204,17 @@ def check_conversation(name: str) -> None:
 
 
 def check_reject_and_arguments(name: str) -> None:
-    """``--endpoint`` and ``--token`` override the environment; ``reject`` ends the bot."""
+    """``--endpoint`` and ``--token`` override the environment, with their value after a space
+    or after ``=``, and an unknown option takes no value (SPEC section 1); after ``reject``
+    the bot exits with a non-zero status within the time ``check-bot`` allows."""
     with raw_referee() as referee:
-        arguments = ("--endpoint", referee.endpoint, "--token", "from-arguments")
-        with bot_process(name, "ipc:///nonexistent/endpoint", arguments) as process:
-            hello = referee.receive()
-            assert hello["token"] == "from-arguments"
-            referee.send({**vector("reject"), "reply_to": hello["id"]})
-            assert process.wait(timeout=5) != 0
+        forms = [
+            ("--endpoint", referee.endpoint, "--token", "from-arguments"),
+            ("--colour", f"--endpoint={referee.endpoint}", "--token=from-arguments", "blue"),
+        ]
+        for arguments in forms:
+            with bot_process(name, "ipc:///nonexistent/endpoint", arguments) as process:
+                hello = referee.receive()
+                assert hello["token"] == "from-arguments", arguments
+                referee.send({**vector("reject"), "reply_to": hello["id"]})
+                assert process.wait(timeout=REJECT_EXIT_SECONDS) != 0
