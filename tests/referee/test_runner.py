@@ -595,6 +595,10 @@ def test_a_second_hello_with_a_live_bots_token_never_moves_its_session() -> None
             assert session.counters["reconnects"] == 0
             reply = server.request(session, {"type": "ping"}, "pong", 2.0)
             assert getattr(reply, "message", {}).get("type") == "pong"
+            # The bot printed it before its pong; the log reader may not have read it yet.
+            deadline = time.monotonic() + 5
+            while "answer 1 reject" not in session.stderr_tail() and time.monotonic() < deadline:
+                time.sleep(0.05)
             assert "answer 1 reject" in session.stderr_tail()
         finally:
             server.stop_bot(session)
