@@ -1,12 +1,13 @@
 """The Elo of a sequential test: an estimate and interval that know how the test stopped.
 
-A test that stops as soon as the evidence is strong enough stops early more often when the
-first pairs happened to favour one side, so the mean pair score of a stopped test overstates
-the difference (the fixed-sample :func:`tournaments.sprt.elo_estimate` is biased, and its
-interval does not hold its 95 %). This module computes what fishtest shows for a stopped
-SPRT (``SPRT_elo`` in its ``stats/stat_util.py``, ``sprt.analytics`` in ``stats/sprt.py``,
-the exit laws in ``stats/brownian.py``): a *median-unbiased* estimate and the interval of
-the Elo values for which the test's actual outcome is not extreme.
+A test that stops as soon as the evidence is strong enough stops soonest when its pairs ran
+ahead of the truth towards its verdict, so the mean pair score of a stopped test leans that
+way: too high after H1, too low after H0 (the fixed-sample
+:func:`tournaments.sprt.elo_estimate` is biased, and its interval does not hold its 95 %).
+This module computes what fishtest shows for a stopped SPRT (``SPRT_elo`` in its
+``stats/stat_util.py``, ``sprt.analytics`` in ``stats/sprt.py``, the exit laws in
+``stats/brownian.py``): a *median-unbiased* estimate and the interval of the Elo values for
+which the test's actual outcome is not extreme.
 
 **The walk.** The LLR of the test is approximated by a Brownian motion with drift ``μ`` and
 variance ``σ²`` per pair, absorbed at the bounds ``a < 0 < b``. For pairs whose expected
