@@ -301,10 +301,12 @@ class EloEstimate:
 
 
 def signed(value: float) -> str:
-    """An Elo figure with its sign and one decimal: ``"+5.1"``, ``"-0.0"`` printed ``"+0.0"``."""
+    """An Elo figure with its sign and one decimal: ``"+5.1"``, ``"-0.0"`` for -0.01."""
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    return f"{round(value, 1) + 0.0:+.1f}"  # + 0.0 turns -0.0 (and -1e-14) into 0.0
+    # Rounding noise around 0 prints as 0.0; a value just below 0 keeps its "-0.0" (a lower
+    # bound of -0.01 says the interval reaches below 0, as fishtest shows it).
+    return f"{0.0 if abs(value) < 1e-9 else value:+.1f}"
 
 
 def _bounded_elo(score: float) -> float:
