@@ -145,7 +145,7 @@ def sprt(
             case_sensitive=False,
             help="dynamic: Wald's LLR bounds moved inward by the overshoot measured on the "
             "LLR's path, as fishtest does (error rates close to alpha and beta); wald: Wald's "
-            "bounds as they are (more pairs, error rates below alpha and beta).",
+            "bounds as they are (more pairs, error rates at or below alpha and beta).",
         ),
     ] = StoppingRule.DYNAMIC,
     max_matches: Annotated[
