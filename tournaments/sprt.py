@@ -26,13 +26,35 @@ likely distribution with mean ``s`` is
 
 A count of zero is replaced by :data:`ZERO_COUNT` (fishtest's ``regularize``), so that every
 pair score has some weight and the constrained maximum exists for every ``s`` in (0, 1).
+With three scores, clearing the denominators turns the equation for ``λ`` into a quadratic,
+solved in closed form (:func:`constrained_mle` solves any number of scores iteratively).
 
-**Decision.** Wald's bounds: accept H0 once ``LLR <= log(beta / (1 - alpha))``, accept H1
-once ``LLR >= log((1 - beta) / alpha)``, otherwise play another pair.
+**Decision.** Two stopping rules (:class:`Bounds`), both with Wald's bounds
+``A = log(beta / (1 - alpha))`` and ``B = log((1 - beta) / alpha)`` as their starting point.
 
-**Elo estimate.** The mean pair score ``m = Σ p_i a_i`` with the standard error
-``sqrt(Σ p_i (a_i - m)² / N)``; the interval ``m ± z·se`` (``z`` = 1.96 for 95 %) mapped to
-Elo through the logistic curve, unregularised counts.
+- ``wald``: accept H0 once ``LLR <= A``, H1 once ``LLR >= B``. The LLR jumps at every pair
+  and so lands *beyond* a bound when it stops: for a plain SPRT, Wald's inequalities bound
+  its error rates by ``alpha / (1 - beta)`` and ``beta / (1 - alpha)`` and the overshoot
+  keeps them below ``alpha`` and ``beta``, at the cost of more pairs than it needs (with the
+  generalised LLR, ``benchmarks/sprt.py`` measures them at or a little below nominal).
+- ``dynamic`` (the default, fishtest's ``update_SPRT`` in ``stats/stat_util.py``): the bounds
+  move inward by an estimate of that overshoot, and the comparisons are strict: accept H0
+  once ``LLR < A + o0``, H1 once ``LLR > B - o1``. The estimate is Siegmund's (*Sequential
+  Analysis*, 1985, corollary 8.33): the expected overshoot of a random walk over a far bound
+  is ``E[H²] / (2 E[H])``, ``H`` a ladder height, the amount by which the walk exceeds its
+  running maximum (minimum, for the lower bound) when it sets a new one. :class:`Overshoot`
+  keeps the sums of those heights and of their squares along the LLR's own path, so
+  ``o1 = Σ H² / (2 Σ H)`` is measured, not assumed. The discrete test then behaves like the
+  continuous one that Wald's bounds are exact for: error rates close to ``alpha`` and
+  ``beta``, fewer pairs (``benchmarks/sprt.py`` measures both rules).
+
+**Elo estimate.** The fixed-sample one, printed while the test runs: the mean pair score
+``m = Σ p_i a_i`` with the standard error ``sqrt(Σ p_i (a_i - m)² / N)``, the interval
+``m ± z·se`` (``z`` = 1.96 for 95 %) mapped to Elo through the logistic curve; counts
+regularised as above and the score kept within [0.001, 0.999] (fishtest's ``get_elo``), so
+that the figures stay finite. Once the test stops this estimate is biased (a test stops
+soonest when its pairs ran ahead of the truth towards its verdict);
+:mod:`tournaments.sprt_elo` gives the one to print at the end.
 """
 
 from __future__ import annotations
@@ -46,17 +68,21 @@ from statistics import NormalDist
 
 __all__ = [
     "PAIR_SCORES",
+    "SCORE_LIMIT",
     "ZERO_COUNT",
     "Decision",
     "EloEstimate",
+    "Overshoot",
     "PairCounts",
     "PairOutcome",
     "SprtStatus",
     "SprtTest",
+    "StoppingRule",
     "constrained_mle",
     "elo_estimate",
     "elo_to_score",
     "log_likelihood_ratio",
+    "regularised_counts",
     "run_sprt",
     "score_to_elo",
     "sprt_bounds",
@@ -66,6 +92,8 @@ __all__ = [
 PAIR_SCORES = (0.0, 0.5, 1.0)
 #: What an empty count weighs in the likelihood ratio (fishtest's regularisation).
 ZERO_COUNT = 1e-3
+#: How close to 0 or 1 an estimated score may come (fishtest's ``elo``): ±1200 Elo at most.
+SCORE_LIMIT = 1e-3
 _SOLVER_STEPS = 200
 _SOLVER_TOLERANCE = 1e-13
 
@@ -102,9 +130,11 @@ class PairCounts:
 
     def add(self, outcome: PairOutcome) -> PairCounts:
         """These counts and one more pair."""
-        counts = list(self.as_tuple())
-        counts[outcome] += 1
-        return PairCounts(*counts)
+        if outcome == PairOutcome.WON_BOTH:
+            return PairCounts(self.lost_both, self.split, self.won_both + 1)
+        if outcome == PairOutcome.SPLIT:
+            return PairCounts(self.lost_both, self.split + 1, self.won_both)
+        return PairCounts(self.lost_both + 1, self.split, self.won_both)
 
     def as_tuple(self) -> tuple[int, int, int]:
         """``(0-2, 1-1, 2-0)`` counts, in the order of :data:`PAIR_SCORES`."""
@@ -191,8 +221,42 @@ def constrained_mle(
     return tuple(frequency / (1 + multiplier * deviation) for frequency, deviation in terms)
 
 
-def _regularised(counts: PairCounts) -> tuple[float, ...]:
-    return tuple(float(count) if count else ZERO_COUNT for count in counts.as_tuple())
+def regularised_counts(counts: PairCounts) -> tuple[float, float, float]:
+    """The counts with every zero replaced by :data:`ZERO_COUNT` (fishtest's ``regularize``)."""
+    lost_both, split, won_both = counts.as_tuple()
+    return (
+        float(lost_both) if lost_both else ZERO_COUNT,
+        float(split) if split else ZERO_COUNT,
+        float(won_both) if won_both else ZERO_COUNT,
+    )
+
+
+def _pair_multiplier(frequencies: tuple[float, float, float], mean: float) -> float:
+    """``λ`` of :func:`constrained_mle` for the three pair scores, in closed form.
+
+    With ``d_i = a_i - mean``, multiplying ``Σ p_i d_i / (1 + λ d_i) = 0`` by the three
+    denominators leaves ``c2 λ² + c1 λ + c0 = 0`` with ``c0 = Σ p_i d_i``,
+    ``c1 = c0 Σ d_j - Σ p_i d_i²`` and ``c2 = d_0 d_1 d_2`` (as ``Σ p_i = 1``). Of its two
+    roots the one inside the bracket where every ``1 + λ d_i > 0`` is taken; ``c2`` is 0 at
+    ``mean = 1/2`` (Elo 0), where the equation is linear, which the form ``c0 / q`` of the
+    root handles without dividing by ``c2``.
+    """
+    low, middle, high = -mean, 0.5 - mean, 1.0 - mean
+    p_low, p_middle, p_high = frequencies
+    c0 = p_low * low + p_middle * middle + p_high * high
+    c1 = c0 * (low + middle + high) - (
+        p_low * low * low + p_middle * middle * middle + p_high * high * high
+    )
+    c2 = low * middle * high
+    root = math.sqrt(max(c1 * c1 - 4 * c2 * c0, 0.0))
+    q = (root - c1) / 2 if c1 < 0 else -(c1 + root) / 2
+    left, right = -1 / high, -1 / low
+    for candidate in (c0 / q if q else 0.0, q / c2 if c2 else math.nan):
+        if left < candidate < right:
+            return candidate
+    # Rounding put both roots outside the bracket (counts far from the mean): iterate.
+    fitted = constrained_mle(frequencies, PAIR_SCORES, mean)
+    return (p_low / fitted[0] - 1) / low
 
 
 def log_likelihood_ratio(counts: PairCounts, elo0: float, elo1: float) -> float:
@@ -200,20 +264,27 @@ def log_likelihood_ratio(counts: PairCounts, elo0: float, elo1: float) -> float:
     pair counts (fishtest's ``LLR_logistic`` applied to pairs; see the module docstring)."""
     if not counts.pairs:
         return 0.0
-    weights = _regularised(counts)
-    total = sum(weights)
-    frequencies = [weight / total for weight in weights]
-    under_h0 = constrained_mle(frequencies, PAIR_SCORES, elo_to_score(elo0))
-    under_h1 = constrained_mle(frequencies, PAIR_SCORES, elo_to_score(elo1))
-    return sum(
-        weight * (math.log(one) - math.log(zero))
-        for weight, zero, one in zip(weights, under_h0, under_h1, strict=True)
-    )
+    weights = regularised_counts(counts)
+    lost, split, won = weights
+    total = lost + split + won
+    frequencies = (lost / total, split / total, won / total)
+    log = math.log
+    llr = 0.0
+    # Σ n_i log q_i(s1) - Σ n_i log q_i(s0), with log q_i(s) = log p_i - log(1 + λ (a_i - s)).
+    for elo, sign in ((elo0, 1.0), (elo1, -1.0)):
+        mean = elo_to_score(elo)
+        multiplier = _pair_multiplier(frequencies, mean)
+        llr += sign * (
+            lost * log(1 - multiplier * mean)
+            + split * log(1 + multiplier * (0.5 - mean))
+            + won * log(1 + multiplier * (1 - mean))
+        )
+    return llr
 
 
 @dataclass(frozen=True, slots=True)
 class EloEstimate:
-    """An Elo difference with a confidence interval (bounds may be infinite)."""
+    """An Elo difference with a confidence interval."""
 
     elo: float
     lower: float
@@ -226,38 +297,46 @@ class EloEstimate:
         return (self.upper - self.lower) / 2
 
     def text(self) -> str:
-        """``"+35.2 ± 20.1"`` (``"+inf"`` when the new bot won every pair)."""
-        if not math.isfinite(self.margin):
-            return f"{_signed(self.elo)} [{_signed(self.lower)}, {_signed(self.upper)}]"
-        return f"{_signed(self.elo)} ± {self.margin:.1f}"
+        """``"+35.2 ± 20.1"``."""
+        return f"{signed(self.elo)} ± {self.margin:.1f}"
 
 
-def _signed(value: float) -> str:
+def signed(value: float) -> str:
+    """An Elo figure with its sign and one decimal: ``"+5.1"``, ``"-0.0"`` for -0.01."""
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    return f"{value + 0.0:+.1f}"  # + 0.0 turns -0.0 into 0.0
+    # Rounding noise around 0 prints as 0.0; a value just below 0 keeps its "-0.0" (a lower
+    # bound of -0.01 says the interval reaches below 0, as fishtest shows it).
+    return f"{0.0 if abs(value) < 1e-9 else value:+.1f}"
+
+
+def _bounded_elo(score: float) -> float:
+    return score_to_elo(min(max(score, SCORE_LIMIT), 1 - SCORE_LIMIT))
 
 
 def elo_estimate(counts: PairCounts, confidence: float = 0.95) -> EloEstimate:
     """The Elo difference of the new bot from its mean pair score, with a normal-approximation
-    interval from the spread of the pair scores (the duplicate design's own variance)."""
+    interval from the spread of the pair scores (the duplicate design's own variance).
+
+    As fishtest's ``get_elo``: the counts are regularised (:func:`regularised_counts`) and
+    the scores kept within :data:`SCORE_LIMIT` of 0 and 1, so the figures are finite even
+    when every pair went one way or there are next to no pairs.
+    """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    pairs = counts.pairs
-    if not pairs:
-        return EloEstimate(0.0, -math.inf, math.inf, confidence)
-    mean = counts.mean_score
+    weights = regularised_counts(counts)
+    total = sum(weights)
+    mean = sum(weight * score for weight, score in zip(weights, PAIR_SCORES, strict=True)) / total
     variance = (
         sum(
-            count * (score - mean) ** 2
-            for count, score in zip(counts.as_tuple(), PAIR_SCORES, strict=True)
+            weight * (score - mean) ** 2 for weight, score in zip(weights, PAIR_SCORES, strict=True)
         )
-        / pairs
+        / total
     )
     z = NormalDist().inv_cdf((1 + confidence) / 2)
-    margin = z * math.sqrt(variance / pairs)
+    margin = z * math.sqrt(variance / total)
     return EloEstimate(
-        score_to_elo(mean), score_to_elo(mean - margin), score_to_elo(mean + margin), confidence
+        _bounded_elo(mean), _bounded_elo(mean - margin), _bounded_elo(mean + margin), confidence
     )
 
 
@@ -269,20 +348,90 @@ class Decision(enum.Enum):
     ACCEPT_H1 = "H1"
 
 
+class StoppingRule(enum.StrEnum):
+    """Where the LLR must get to for the test to decide (see the module docstring)."""
+
+    #: Wald's bounds moved inward by the measured overshoot, strict comparisons (fishtest).
+    DYNAMIC = "dynamic"
+    #: Wald's bounds as they are.
+    WALD = "wald"
+
+
+@dataclass(frozen=True, slots=True)
+class Overshoot:
+    """The ladder heights of an LLR path so far, from which the overshoot of each bound is
+    estimated (fishtest's ``overshoot`` record in ``update_SPRT``).
+
+    ``low`` and ``high`` are the running minimum and maximum of the path, which starts at 0,
+    the LLR of no pairs. Each new minimum (maximum) adds its distance from the previous one,
+    a ladder height, to ``low_sum`` (``high_sum``) and its square to ``low_squares``
+    (``high_squares``).
+    """
+
+    low: float = 0.0
+    low_sum: float = 0.0
+    low_squares: float = 0.0
+    high: float = 0.0
+    high_sum: float = 0.0
+    high_squares: float = 0.0
+
+    def after(self, llr: float) -> Overshoot:
+        """These statistics once the path has moved on to ``llr`` (one more pair)."""
+        # Built field by field: this runs once per pair, in simulations millions of times.
+        if llr < self.low:
+            height = self.low - llr
+            return Overshoot(
+                llr,
+                self.low_sum + height,
+                self.low_squares + height * height,
+                self.high,
+                self.high_sum,
+                self.high_squares,
+            )
+        if llr > self.high:
+            height = llr - self.high
+            return Overshoot(
+                self.low,
+                self.low_sum,
+                self.low_squares,
+                llr,
+                self.high_sum + height,
+                self.high_squares + height * height,
+            )
+        return self
+
+    @property
+    def lower(self) -> float:
+        """The expected overshoot of the lower bound, ``Σ H² / (2 Σ H)`` (0 with no height)."""
+        return self.low_squares / (2 * self.low_sum) if self.low_sum else 0.0
+
+    @property
+    def upper(self) -> float:
+        """The expected overshoot of the upper bound, ``Σ H² / (2 Σ H)`` (0 with no height)."""
+        return self.high_squares / (2 * self.high_sum) if self.high_sum else 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class SprtStatus:
     """The test after some pairs: the counts, the LLR against its bounds, the decision."""
 
     counts: PairCounts
     llr: float
+    #: The bounds in force: Wald's, less the overshoot estimates under the dynamic rule.
     lower: float
     upper: float
     decision: Decision
-    estimate: EloEstimate
     #: Pairs with a void match, skipped.
     void_pairs: int = 0
     #: Void pairs since the last counted one.
     void_in_a_row: int = 0
+    #: The ladder statistics of the LLR's path up to here.
+    overshoot: Overshoot = Overshoot()
+
+    @property
+    def estimate(self) -> EloEstimate:
+        """The fixed-sample Elo estimate of the counts (95 %); see :func:`elo_estimate`."""
+        return elo_estimate(self.counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,27 +442,74 @@ class SprtTest:
     elo1: float
     alpha: float = 0.05
     beta: float = 0.05
+    rule: StoppingRule = StoppingRule.DYNAMIC
+    _wald: tuple[float, float] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.elo0 < self.elo1:
             raise ValueError(f"need elo0 < elo1, got {self.elo0} and {self.elo1}")
-        sprt_bounds(self.alpha, self.beta)  # raises on bad error rates
+        # Raises on bad error rates; kept, as the bounds are wanted at every pair.
+        object.__setattr__(self, "_wald", sprt_bounds(self.alpha, self.beta))
 
     @property
     def bounds(self) -> tuple[float, float]:
-        """The LLR bounds (lower: accept H0, upper: accept H1)."""
-        return sprt_bounds(self.alpha, self.beta)
+        """Wald's LLR bounds (lower: accept H0, upper: accept H1)."""
+        return self._wald
 
-    def status(self, counts: PairCounts, void_pairs: int = 0) -> SprtStatus:
-        """The test's status after ``counts``."""
-        llr = log_likelihood_ratio(counts, self.elo0, self.elo1)
+    def bounds_in_force(self, overshoot: Overshoot) -> tuple[float, float]:
+        """The LLR bounds after a path with these ladder statistics: Wald's under the
+        ``wald`` rule, moved inward by the overshoot estimates under the ``dynamic`` one."""
         lower, upper = self.bounds
-        decision = Decision.CONTINUE
-        if llr >= upper:
-            decision = Decision.ACCEPT_H1
-        elif llr <= lower:
-            decision = Decision.ACCEPT_H0
-        return SprtStatus(counts, llr, lower, upper, decision, elo_estimate(counts), void_pairs)
+        if self.rule is StoppingRule.WALD:
+            return lower, upper
+        return lower + overshoot.lower, upper - overshoot.upper
+
+    def decide(self, llr: float, lower: float, upper: float) -> Decision:
+        """The decision at ``llr`` with these bounds in force."""
+        if self.rule is StoppingRule.WALD:
+            if llr >= upper:
+                return Decision.ACCEPT_H1
+            if llr <= lower:
+                return Decision.ACCEPT_H0
+            return Decision.CONTINUE
+        # Strict, and the lower bound first, as update_SPRT (they cross only when the
+        # overshoot estimates exceed the distance between Wald's bounds).
+        if llr < lower:
+            return Decision.ACCEPT_H0
+        if llr > upper:
+            return Decision.ACCEPT_H1
+        return Decision.CONTINUE
+
+    def status(
+        self, counts: PairCounts, void_pairs: int = 0, overshoot: Overshoot | None = None
+    ) -> SprtStatus:
+        """The test's status after ``counts``; ``overshoot``: the ladder statistics of the
+        path that led there, this LLR included. Without them (a first look at counts whose
+        path is unknown) there is no correction yet and the path's extremes start at this
+        LLR, as ``update_SPRT`` does after a gap in its updates."""
+        llr = log_likelihood_ratio(counts, self.elo0, self.elo1)
+        if overshoot is None:
+            overshoot = Overshoot(low=llr, high=llr)
+        lower, upper = self.bounds_in_force(overshoot)
+        decision = self.decide(llr, lower, upper)
+        return SprtStatus(counts, llr, lower, upper, decision, void_pairs, 0, overshoot)
+
+    def start(self) -> SprtStatus:
+        """The status before the first pair."""
+        return self.status(PairCounts(), overshoot=Overshoot())
+
+    def advance(self, status: SprtStatus, outcome: PairOutcome | None) -> SprtStatus:
+        """The status after one more pair; None, a void pair, is skipped but counted."""
+        if outcome is None:
+            return dataclasses.replace(
+                status, void_pairs=status.void_pairs + 1, void_in_a_row=status.void_in_a_row + 1
+            )
+        counts = status.counts.add(outcome)
+        llr = log_likelihood_ratio(counts, self.elo0, self.elo1)
+        overshoot = status.overshoot.after(llr)
+        lower, upper = self.bounds_in_force(overshoot)
+        decision = self.decide(llr, lower, upper)
+        return SprtStatus(counts, llr, lower, upper, decision, status.void_pairs, 0, overshoot)
 
 
 def run_sprt(
@@ -330,24 +526,16 @@ def run_sprt(
     Stops undecided after ``max_pairs`` pairs (void ones included), or after
     ``max_void_in_a_row`` void pairs in a row. ``on_pair`` sees every pair and the status.
     """
-    counts = PairCounts()
-    void = void_in_a_row = 0
-    status = test.status(counts)
+    status = test.start()
     number = 0
     while max_pairs is None or number < max_pairs:
         number += 1
         outcome = play_pair(number)
-        if outcome is None:
-            void += 1
-            void_in_a_row += 1
-        else:
-            void_in_a_row = 0
-            counts = counts.add(outcome)
-        status = dataclasses.replace(test.status(counts, void), void_in_a_row=void_in_a_row)
+        status = test.advance(status, outcome)
         if on_pair is not None:
             on_pair(number, outcome, status)
         if status.decision is not Decision.CONTINUE:
             break
-        if max_void_in_a_row is not None and void_in_a_row >= max_void_in_a_row:
+        if max_void_in_a_row is not None and status.void_in_a_row >= max_void_in_a_row:
             break
     return status

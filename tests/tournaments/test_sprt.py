@@ -1,5 +1,7 @@
-"""The SPRT over duplicate pairs: the LLR against a direct maximisation and its behaviour in
-simulation (the ``sprt`` command: ``tests/tournaments/cli/test_sprt.py``)."""
+"""The SPRT over duplicate pairs: the LLR against a direct maximisation and fishtest's, the
+two stopping rules on fixed sequences of pairs, and the test's behaviour in simulation (the
+Elo estimate of a stopped test: ``test_sprt_elo.py``; the ``sprt`` command:
+``tests/tournaments/cli/test_sprt.py``)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,17 @@ import pytest
 
 from referee.rules.options import RulesOptions
 from referee.selfplay import POLICIES, derive_seed, play_match
+from tests.tournaments.sprt_formulas import iterative_llr, recomputed_path
 from tournaments.sprt import (
     PAIR_SCORES,
     ZERO_COUNT,
     Decision,
+    Overshoot,
     PairCounts,
     PairOutcome,
+    SprtStatus,
     SprtTest,
+    StoppingRule,
     constrained_mle,
     elo_estimate,
     elo_to_score,
@@ -76,6 +82,9 @@ def _direct_llr(counts: PairCounts, elo0: float, elo1: float) -> float:
         PairCounts(40, 10, 2),
         PairCounts(7, 90, 13),
         PairCounts(0, 12, 5),  # an empty count: regularised the same way on both sides
+        PairCounts(0, 0, 4),
+        PairCounts(900, 0, 0),
+        PairCounts(2000, 5000, 2150),
     ],
 )
 @pytest.mark.parametrize(("elo0", "elo1"), [(0, 20), (-10, 30), (0, 200)])
@@ -83,6 +92,35 @@ def test_llr_equals_direct_maximisation(counts: PairCounts, elo0: float, elo1: f
     assert log_likelihood_ratio(counts, elo0, elo1) == pytest.approx(
         _direct_llr(counts, elo0, elo1), abs=1e-7
     )
+
+
+# fishtest's LLRcalc.LLR_logistic(elo0, elo1, [L, D, W]) for the same counts (a trinomial of
+# 0, 1/2 and 1 is a trinomial of pair scores), computed with its published code.
+FISHTEST_LLR = [
+    (PairCounts(27, 46, 48), 0, 50, 2.8841890569493667),
+    (PairCounts(27, 46, 48), 0, 5, 0.4679187413453381),
+    (PairCounts(2000, 5000, 2150), 0, 50, -158.79724263141378),
+    (PairCounts(2000, 5000, 2150), 0, 5, 2.670930916389891),
+]
+
+
+@pytest.mark.parametrize(("counts", "elo0", "elo1", "expected"), FISHTEST_LLR)
+def test_llr_equals_fishtests(
+    counts: PairCounts, elo0: float, elo1: float, expected: float
+) -> None:
+    assert log_likelihood_ratio(counts, elo0, elo1) == pytest.approx(expected, rel=1e-10)
+
+
+def test_the_closed_form_multiplier_agrees_with_the_iterative_one() -> None:
+    rng = random.Random(11)
+    for _ in range(300):
+        counts = PairCounts(*(rng.choice([0, 1, 7, 300, 10**6]) for _ in range(3)))
+        if not counts.pairs:
+            continue
+        elo0, elo1 = sorted(rng.sample([-300, -20, 0, 0.5, 5, 50, 600], 2))
+        assert log_likelihood_ratio(counts, elo0, elo1) == pytest.approx(
+            iterative_llr(counts, elo0, elo1), rel=1e-9, abs=1e-9
+        )
 
 
 def test_constrained_mle_meets_its_constraints() -> None:
@@ -147,8 +185,33 @@ def test_elo_estimate_from_pair_scores() -> None:
     even = elo_estimate(PairCounts(4, 8, 4))
     assert even.elo == pytest.approx(0)
     assert even.lower == pytest.approx(-even.upper)
-    assert elo_estimate(PairCounts(0, 5, 0)).text() == "+0.0 ± 0.0"
-    assert elo_estimate(PairCounts(0, 0, 3)).text() == "+inf [+inf, +inf]"
+
+
+# fishtest's stat_util.get_elo([L, D, W]): (Elo, half the 95 % interval), published code.
+FISHTEST_FIXED_ELO = [
+    (PairCounts(0, 1, 0), 0.0, 30.470609188782277),
+    (PairCounts(0, 5, 0), 0.0, 6.088890426925046),
+    (PairCounts(0, 0, 3), 1199.8261952903777, 276.4785047458733),
+    (PairCounts(2, 0, 0), -1199.826195290393, 312.7085441045939),
+]
+
+
+@pytest.mark.parametrize(("counts", "elo", "margin"), FISHTEST_FIXED_ELO)
+def test_fixed_sample_estimate_is_finite_and_regularised_at_the_edges(
+    counts: PairCounts, elo: float, margin: float
+) -> None:
+    estimate = elo_estimate(counts)
+    assert estimate.elo == pytest.approx(elo, abs=1e-9)
+    assert estimate.margin == pytest.approx(margin, rel=1e-9)
+    assert all(map(math.isfinite, (estimate.elo, estimate.lower, estimate.upper)))
+    # The score is kept within 0.001 of 0 and 1: ±1200 Elo at most.
+    assert -1200 < estimate.lower <= estimate.elo <= estimate.upper < 1200
+
+
+def test_edges_print_finite_figures() -> None:
+    assert elo_estimate(PairCounts(0, 1, 0)).text() == "+0.0 ± 30.5"
+    assert elo_estimate(PairCounts(0, 0, 3)).text() == "+1199.8 ± 276.5"
+    assert elo_estimate(PairCounts()).text() == "+0.0 ± 1199.8"
 
 
 def _sampler(elo: float, split: float, rng: random.Random) -> Callable[[int], PairOutcome]:
@@ -228,3 +291,150 @@ def test_first_against_itself_accepts_h0_in_simulation() -> None:
     assert status.decision is Decision.ACCEPT_H0
     # A deterministic bot against itself: the same deals with seats swapped split every pair.
     assert status.counts == PairCounts(0, status.counts.pairs, 0)
+
+
+def test_overshoot_keeps_the_ladder_heights_of_the_path() -> None:
+    overshoot = Overshoot()
+    for llr in (-0.5, -0.3, -0.9, 0.4, 0.2, 1.0, 0.7):
+        overshoot = overshoot.after(llr)
+    # New minima at -0.5 and -0.9 (heights 0.5, 0.4); new maxima at 0.4 and 1.0 (0.4, 0.6).
+    assert (overshoot.low, overshoot.high) == (-0.9, 1.0)
+    assert overshoot.lower == pytest.approx((0.5**2 + 0.4**2) / (2 * (0.5 + 0.4)))
+    assert overshoot.upper == pytest.approx((0.4**2 + 0.6**2) / (2 * (0.4 + 0.6)))
+    assert Overshoot().lower == Overshoot().upper == 0
+
+
+def test_the_dynamic_rule_is_strict_and_wald_is_not() -> None:
+    dynamic, wald = (SprtTest(0, 20, rule=rule) for rule in StoppingRule)
+    assert dynamic.rule is StoppingRule.DYNAMIC  # the default
+    assert dynamic.decide(2.5, -2.5, 2.5) is Decision.CONTINUE
+    assert dynamic.decide(-2.5, -2.5, 2.5) is Decision.CONTINUE
+    assert dynamic.decide(2.5 + 1e-12, -2.5, 2.5) is Decision.ACCEPT_H1
+    assert wald.decide(2.5, -2.5, 2.5) is Decision.ACCEPT_H1
+    assert wald.decide(-2.5, -2.5, 2.5) is Decision.ACCEPT_H0
+    heights = Overshoot().after(-0.2).after(0.3)
+    lower, upper = wald.bounds
+    assert wald.bounds_in_force(heights) == (lower, upper)
+    assert dynamic.bounds_in_force(heights) == (lower + 0.1, upper - 0.15)
+
+
+def _run(test: SprtTest, sequence: str) -> tuple[SprtStatus, list[SprtStatus]]:
+    seen: list[SprtStatus] = []
+    status = run_sprt(
+        test,
+        lambda number: PairOutcome(int(sequence[number - 1])),
+        max_pairs=len(sequence),
+        on_pair=lambda _number, _outcome, status: seen.append(status),
+    )
+    return status, seen
+
+
+# Pairs, new bot's matches won (0-2 = "0", 1-1 = "1", 2-0 = "2"), at (0, 50). Fed one pair at a
+# time to fishtest's stat_util.update_SPRT (published code; [L, D, W] = pair counts), they
+# stop as the expected values say.
+SEQUENCES = {
+    # The dynamic rule accepts H1 one pair before Wald's does.
+    "earlier": "11121121211121111111211",
+    # The dynamic rule accepts H1 at pair 89; Wald's goes on and accepts H0 at pair 162.
+    "h1-then-h0": (
+        "10012201120102201122201011212121111012211121202110121222110112212210212101111111"
+        "21112112200110020012111011000101021222010200020111101110111122011121211000011101"
+        "01"
+    ),
+    # The dynamic rule accepts H0 at pair 66, 0.0008 below its bound; Wald's accepts H1 at 193.
+    "h0-then-h1": (
+        "11110110211010121120101111112202101212010010111212111010111220110112202012110222"
+        "11121101101122212212012022021212121112211021212011102111121111011120121211120110"
+        "102112101021111222112222022012222"
+    ),
+}
+# For each sequence: where each rule stops, its verdict, the counts and LLR there, and for the
+# dynamic rule the overshoot estimates o0 and o1, all as fishtest's update_SPRT computes them.
+FISHTEST_STOPS = {
+    "earlier": (
+        (22, Decision.ACCEPT_H1, PairCounts(0, 17, 5), 2.900503031785008),
+        (0.07609510810756664, 0.11087177388713276),
+        (23, Decision.ACCEPT_H1, PairCounts(0, 18, 5), 2.9972844381023847),
+    ),
+    "h1-then-h0": (
+        (89, Decision.ACCEPT_H1, PairCounts(14, 45, 30), 2.8472250428792765),
+        (0.07294648818484713, 0.10153570303981839),
+        (162, Decision.ACCEPT_H0, PairCounts(41, 79, 42), -2.9580462965563363),
+    ),
+    "h0-then-h1": (
+        (66, Decision.ACCEPT_H0, PairCounts(16, 38, 12), -2.8773190148322247),
+        (0.06788715277197752, 0.0),
+        (193, Decision.ACCEPT_H1, PairCounts(36, 97, 60), 2.9627700907971044),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SEQUENCES)
+def test_the_rules_decide_apart_as_fishtest_and_wald_do(name: str) -> None:
+    sequence = SEQUENCES[name]
+    (
+        (dynamic_stop, verdict, counts, llr),
+        (o0, o1),
+        (wald_stop, wald_verdict, wald_counts, wald_llr),
+    ) = FISHTEST_STOPS[name]
+    dynamic, wald = (SprtTest(0, 50, rule=rule) for rule in StoppingRule)
+    ended, path = _run(dynamic, sequence)
+    assert (len(path), ended.decision, ended.counts) == (dynamic_stop, verdict, counts)
+    assert ended.llr == pytest.approx(llr, rel=1e-10)
+    assert (ended.overshoot.lower, ended.overshoot.upper) == pytest.approx((o0, o1), rel=1e-9)
+    # Inside Wald's bounds, yet past the ones in force.
+    lower, upper = wald.bounds
+    assert lower < ended.llr < upper
+    ended_wald, path_wald = _run(wald, sequence)
+    assert path_wald[dynamic_stop - 1].decision is Decision.CONTINUE
+    assert (len(path_wald), ended_wald.decision, ended_wald.counts) == (
+        wald_stop,
+        wald_verdict,
+        wald_counts,
+    )
+    assert ended_wald.llr == pytest.approx(wald_llr, rel=1e-10)
+    # Every status on the way against the published formulas, recomputed here; the LLR at
+    # the stop also by direct maximisation.
+    outcomes = [PairOutcome(int(outcome)) for outcome in sequence[:dynamic_stop]]
+    recomputed = recomputed_path(0, 50, outcomes)
+    for status, (direct_llr, direct_lower, direct_upper) in zip(path, recomputed, strict=True):
+        assert status.llr == pytest.approx(direct_llr, abs=1e-9)
+        assert status.lower == pytest.approx(direct_lower, abs=1e-9)
+        assert status.upper == pytest.approx(direct_upper, abs=1e-9)
+    assert [s.decision for s in path[:-1]] == [Decision.CONTINUE] * (dynamic_stop - 1)
+    assert ended.llr == pytest.approx(_direct_llr(ended.counts, 0, 50), abs=1e-7)
+
+
+def test_a_void_pair_leaves_the_path_where_it_was() -> None:
+    test = SprtTest(0, 50)
+    status = test.advance(test.advance(test.start(), PairOutcome.WON_BOTH), PairOutcome.SPLIT)
+    after_void = test.advance(status, None)
+    assert (after_void.llr, after_void.overshoot) == (status.llr, status.overshoot)
+    assert (after_void.void_pairs, after_void.void_in_a_row) == (1, 1)
+    assert test.advance(after_void, PairOutcome.SPLIT).void_in_a_row == 0
+
+
+def test_a_first_look_at_counts_has_no_overshoot_correction() -> None:
+    test = SprtTest(0, 50)
+    status = test.status(PairCounts(14, 45, 30))  # accepted H1 at the end of its own path
+    assert (status.lower, status.upper) == test.bounds
+    assert status.decision is Decision.CONTINUE
+    assert status.overshoot.low == status.overshoot.high == status.llr
+
+
+def test_the_dynamic_rule_never_stops_later_than_walds_in_simulation() -> None:
+    # Its bounds lie inside Wald's, so on the same pairs it decides no later.
+    dynamic, wald = (SprtTest(0, 50, rule=rule) for rule in StoppingRule)
+    rng = random.Random(12)
+    earlier = 0
+    for _ in range(30):
+        play = _sampler(25.0, 0.5, rng)
+        outcomes = [play(0) for _ in range(1500)]
+        dynamic_end, wald_end = (
+            run_sprt(test, lambda number, fixed=outcomes: fixed[number - 1], max_pairs=1500)
+            for test in (dynamic, wald)
+        )
+        assert Decision.CONTINUE not in (dynamic_end.decision, wald_end.decision)
+        assert dynamic_end.counts.pairs <= wald_end.counts.pairs
+        earlier += dynamic_end.counts.pairs < wald_end.counts.pairs
+    assert earlier > 0

@@ -42,7 +42,8 @@ from tournaments.cli.options import (
     sandbox_from_flag,
     with_rules_flags,
 )
-from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, run_sprt
+from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, StoppingRule, run_sprt
+from tournaments.sprt_elo import sequential_estimate
 
 __all__ = [
     "EXIT_ERROR",
@@ -51,6 +52,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_UNDECIDED",
     "app",
+    "final_estimate_text",
     "sprt",
     "status_text",
 ]
@@ -66,6 +68,7 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 #: Void pairs in a row after which the bots are taken to be unable to play at all.
 MAX_VOID_IN_A_ROW = 3
+_MOVING = {StoppingRule.DYNAMIC: " less the overshoot", StoppingRule.WALD: " (wald)"}
 
 
 def status_text(status: SprtStatus) -> Text:
@@ -136,6 +139,15 @@ def sprt(
     beta: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Chance of accepting H0 when H1 holds.")
     ] = 0.05,
+    bounds: Annotated[
+        StoppingRule,
+        typer.Option(
+            case_sensitive=False,
+            help="dynamic: Wald's LLR bounds moved inward by the overshoot measured on the "
+            "LLR's path, as fishtest does (error rates close to alpha and beta); wald: Wald's "
+            "bounds as they are (more pairs, error rates at or below alpha and beta).",
+        ),
+    ] = StoppingRule.DYNAMIC,
     max_matches: Annotated[
         int | None,
         typer.Option(min=2, help="Stop undecided (exit 3) after this many matches (whole pairs)."),
@@ -151,12 +163,13 @@ def sprt(
 
     The sequential probability ratio test weighs H1 (NEW is elo1 better) against H0 (NEW is
     elo0 better). Each pair, same deals with seats swapped, scores 1, 1/2 or 0 for NEW (2-0,
-    1-1, 0-2); the LLR is fishtest's generalised one on logistic Elo. Exit 0: H1 accepted,
+    1-1, 0-2); the LLR is fishtest's generalised one on logistic Elo. At the end: the Elo
+    allowing for where the test stopped, its 95 % interval and the LOS. Exit 0: H1 accepted,
     1: H0 accepted, 3: undecided at --max-matches, 2: cannot run, 130: interrupted.
     """
     options = rules.options()
     try:
-        test = SprtTest(elo0, elo1, alpha, beta)
+        test = SprtTest(elo0, elo1, alpha, beta, bounds)
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
     try:
@@ -170,7 +183,7 @@ def sprt(
     console.print(
         f"SPRT {spec_new.name} (new) vs {spec_old.name} (old): H0 elo {elo0:+g}, "
         f"H1 elo {elo1:+g}, alpha {alpha:g}, beta {beta:g}; LLR bounds "
-        f"[{lower:+.2f}, {upper:+.2f}]; seed {seed}"
+        f"[{lower:+.2f}, {upper:+.2f}]{_MOVING[bounds]}; seed {seed}"
     )
     control = TimeControl(decision_ms=decision_ms, warmup_ms=warmup_ms)
     lines: list[str] | None = None if record is None else []  # kept only when asked for
@@ -255,21 +268,49 @@ def _conclude(
     test: SprtTest,
     max_matches: int | None,
 ) -> int:
-    """Print the verdict; return the exit code."""
+    """Print the verdict and the Elo of the test as it ended; return the exit code."""
     assert status is not None
+    code = _verdict(console, status, new, old, test, max_matches)
+    if status.counts.pairs:
+        console.print(final_estimate_text(test, status))
+    return code
+
+
+def final_estimate_text(test: SprtTest, status: SprtStatus) -> str:
+    """The Elo of the test as it ended, median-unbiased for its stopping rule, with its
+    95 % interval and the LOS (see :mod:`tournaments.sprt_elo`)."""
+    estimate = sequential_estimate(test, status.counts)
+    text = (
+        f"Elo {estimate.text()} (95 %), LOS {100 * estimate.los:.1f} %, allowing for where the "
+        "test stopped"
+    )
+    if estimate.clamped:
+        text += " (rough: too few pairs, or too little spread in them, for its approximation)"
+    return text
+
+
+def _verdict(
+    console: Console,
+    status: SprtStatus,
+    new: str,
+    old: str,
+    test: SprtTest,
+    max_matches: int | None,
+) -> int:
     pairs = status.counts.pairs
     where = f"LLR {status.llr:+.2f} after {pairs} pairs ({2 * pairs} matches)"
+    below, above = ("<=", ">=") if test.rule is StoppingRule.WALD else ("<", ">")
     if status.decision is Decision.ACCEPT_H1:
         console.print(
             f"H1 accepted: {new} is better than {old} "
-            f"(elo {test.elo1:+g} rather than {test.elo0:+g}); {where} >= {status.upper:+.2f}",
+            f"(elo {test.elo1:+g} rather than {test.elo0:+g}); {where} {above} {status.upper:+.2f}",
             style="bold green",
         )
         return EXIT_H1
     if status.decision is Decision.ACCEPT_H0:
         console.print(
             f"H0 accepted: {new} is not better than {old} "
-            f"(elo {test.elo0:+g} rather than {test.elo1:+g}); {where} <= {status.lower:+.2f}",
+            f"(elo {test.elo0:+g} rather than {test.elo1:+g}); {where} {below} {status.lower:+.2f}",
             style="bold red",
         )
         return EXIT_H0

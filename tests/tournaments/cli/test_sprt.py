@@ -1,12 +1,26 @@
-"""The ``sprt`` command against real bot processes: its verdicts, exit codes and record."""
+"""The ``sprt`` command against real bot processes: its verdicts, exit codes and record, and
+the figures it prints recomputed from the published formulas."""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 from tests.tournaments.cli.helpers import invoke
+from tests.tournaments.sprt_formulas import WALD, images_probability, recomputed_path, walk_of
 from tournaments.cli.sprt import EXIT_ERROR, EXIT_H0, EXIT_H1, EXIT_UNDECIDED
+from tournaments.sprt import PairCounts, PairOutcome
+
+_NUMBER = r"([+-]\d+\.\d+)"
+PAIR_LINE = re.compile(
+    rf"^pair (\d+): (\d)-\d +pairs \d+ \(.*\)  LLR {_NUMBER} \[{_NUMBER}, {_NUMBER}\]  Elo "
+)
+FINAL_LINE = re.compile(
+    rf"^Elo {_NUMBER} \[{_NUMBER}, {_NUMBER}\] \(95 %\), LOS (\d+\.\d) %, allowing for where "
+    "the test stopped"
+)
 
 
 def test_first_against_itself_accepts_h0(tmp_path: Path) -> None:
@@ -16,7 +30,7 @@ def test_first_against_itself_accepts_h0(tmp_path: Path) -> None:
     )
     assert result.exit_code == EXIT_H0, result.output
     assert "H0 accepted" in result.output
-    assert "LLR" in result.output
+    _check_printed_figures(result.output, "dynamic", pairs=4)
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     ends = [line for line in lines if line["type"] == "match_end"]
     assert len(ends) % 2 == 0
@@ -38,6 +52,7 @@ def test_first_against_random(tmp_path: Path) -> None:
     assert 1 <= len(pair_lines) <= 4  # --max-matches 9 allows 4 whole pairs
     if result.exit_code == EXIT_UNDECIDED:
         assert "undecided: --max-matches 9 reached" in result.output
+    assert FINAL_LINE.match(result.output.splitlines()[-1]), result.output
 
 
 def test_bad_arguments_are_refused() -> None:
@@ -47,3 +62,53 @@ def test_bad_arguments_are_refused() -> None:
     unknown = invoke("sprt", "first", "no-such-bot-here")
     assert unknown.exit_code == EXIT_ERROR
     assert "no-such-bot-here" in unknown.output
+
+
+def _rounds_to(value: float, printed: str) -> bool:
+    return f"{round(value, 2) + 0.0:+.2f}" == printed or math.isclose(
+        value, float(printed), abs_tol=0.005 + 1e-9
+    )
+
+
+def test_walds_bounds_stop_a_pair_later() -> None:
+    result = invoke(
+        *("sprt", "first", "first", "--elo1", "200", "--target-score", "5"),
+        *("--sandbox", "off", "--bounds", "wald"),
+    )
+    assert result.exit_code == EXIT_H0, result.output
+    _check_printed_figures(result.output, "wald", pairs=5)
+
+
+def _check_printed_figures(output: str, bounds: str, pairs: int) -> None:
+    """Recompute every figure ``sprt`` printed for ``first`` against itself at (0, 200) from
+    the published formulas. A deterministic bot against itself splits every pair: the LLR
+    falls by 0.73 a pair, which the dynamic rule's moving bound stops a pair before Wald's."""
+    lines = output.splitlines()
+    header = "less the overshoot" if bounds == "dynamic" else "(wald)"
+    assert f"LLR bounds [-2.94, +2.94] {header}" in lines[0]
+    printed = [match.groups() for line in lines if (match := PAIR_LINE.match(line))]
+    outcomes = [PairOutcome(int(won)) for _, won, _, _, _ in printed]
+    assert [int(number) for number, *_ in printed] == list(range(1, pairs + 1))
+    assert outcomes == [PairOutcome.SPLIT] * pairs
+    path = recomputed_path(0, 200, outcomes, dynamic=bounds == "dynamic")
+    for (_, _, llr, lower, upper), expected in zip(printed, path, strict=True):
+        assert all(map(_rounds_to, expected, (llr, lower, upper))), (expected, llr, lower, upper)
+    # It stopped at the first pair past the bound in force (strictly so for dynamic).
+    past = [llr < lower if bounds == "dynamic" else llr <= lower for llr, lower, _ in path]
+    assert past == [False] * (pairs - 1) + [True]
+    verdict = next(line for line in lines if line.startswith("H0 accepted"))
+    sign = "<" if bounds == "dynamic" else "<="
+    assert f"after {pairs} pairs ({2 * pairs} matches) {sign} {path[-1][1]:+.2f}" in verdict
+    # The final Elo: at the printed estimate the chance of a worse outcome is 1/2, at the
+    # ends of the interval 97.5 % and 2.5 %; at 0 it is the LOS (within the printed digits).
+    final = next(match.groups() for line in lines if (match := FINAL_LINE.match(line)))
+    elo, low, high, los = map(float, final)
+    drift, variance, time, position = walk_of(PairCounts(0, pairs, 0), 0, 200)
+
+    def worse(value: float) -> float:
+        return images_probability(*WALD, drift(value), variance, time, position)
+
+    for figure, level in ((elo, 0.5), (low, 0.975), (high, 0.025)):
+        assert worse(figure - 0.05) >= level >= worse(figure + 0.05), (figure, level)
+    assert abs(100 * worse(0.0) - los) <= 0.05
+    assert "(rough: too few pairs" in lines[-1]  # no spread at all in these pairs
