@@ -23,10 +23,23 @@ from referee.rundir import PREFIX
 # Not AEGIS_*: the SDK tests start their bots without the AEGIS_ variables of this process.
 _RUN_VARIABLE = "AEGISREF_TEST_RUN"
 _SETTLE_SECONDS = 5.0  # processes being stopped as the last test ends get this long to go
+_DIRECTORIES_BEFORE = pytest.StashKey[set[Path]]()
+
+
+def _xdist_worker() -> bool:
+    """Whether this process is one of pytest-xdist's workers (``pytest -n N``)."""
+    return "PYTEST_XDIST_WORKER" in os.environ
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    """Whether this process hands the tests to xdist's workers and runs none itself."""
+    return not _xdist_worker() and bool(getattr(config.option, "numprocesses", None))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ[_RUN_VARIABLE] = secrets.token_hex(8)
+    # xdist's workers inherit the controller's value: one run, however many processes.
+    os.environ.setdefault(_RUN_VARIABLE, secrets.token_hex(8))
+    config.stash[_DIRECTORIES_BEFORE] = _referee_directories()
     expected = os.environ.get("AEGIS_EXPECT_BUILD")
     if expected is not None:  # tests/protocol/test_compiled.py reruns tests compiled
         from referee.build_info import hot_path_build
@@ -55,11 +68,9 @@ def _left_running(run: str) -> dict[int, str]:
     }
 
 
-@pytest.fixture(scope="session", autouse=True)
-def nothing_left_behind() -> Iterator[None]:
-    """Fail the run if it leaves a process it started or a referee directory behind."""
-    before = _referee_directories()
-    yield
+def _left_behind(before: set[Path]) -> list[str]:
+    """What the run left: its processes still alive, and referee directories made since
+    ``before``, once they have had a few seconds to go."""
     run = os.environ[_RUN_VARIABLE]
     deadline = time.monotonic() + _SETTLE_SECONDS
     while True:
@@ -69,6 +80,30 @@ def nothing_left_behind() -> Iterator[None]:
             break
         time.sleep(0.1)
     problems = [f"process {pid} left running: {line}" for pid, line in processes.items()]
-    problems += [f"directory left behind: {path}" for path in sorted(directories)]
+    return problems + [f"directory left behind: {path}" for path in sorted(directories)]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail the run if it leaves a process it started or a referee directory behind. Under
+    xdist the controller checks once every worker is done (:func:`pytest_sessionfinish`): a
+    worker that finishes first would see the other's directories as left behind."""
+    yield
+    if _xdist_worker():
+        return
+    problems = _left_behind(request.config.stash[_DIRECTORIES_BEFORE])
     if problems:
         pytest.fail("the test run left things behind:\n" + "\n".join(problems), pytrace=False)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _xdist_controller(session.config):
+        return
+    problems = _left_behind(session.config.stash[_DIRECTORIES_BEFORE])
+    if problems:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("the test run left things behind:", red=True)
+            for problem in problems:
+                reporter.write_line(f"  {problem}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

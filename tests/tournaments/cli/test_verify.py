@@ -216,11 +216,8 @@ def test_verify_many_goes_past_a_void_match(tmp_path: Path, record: Path) -> Non
     }
     void.write_text("".join(json.dumps(line) + "\n" for line in (start, end)), encoding="utf-8")
     result = invoke("verify", tmp_path)
-    assert result.exit_code in (0, 1), result.output
-    last = result.output.splitlines()[-1]
-    assert last.startswith(("OK: 2 records, ", "FAILED: of 2 records, 1 disagrees; 1 verified"))
-
-    assert f"{tmp_path}: cannot read the record: Is a directory" in result.output
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith("OK: 2 records, ")
 
 
 def test_verify_accepts_void_matches(void_record: Path) -> None:
