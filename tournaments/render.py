@@ -703,8 +703,8 @@ class LinesDisplay:
         """Nothing to redraw."""
 
     def note(self, text: str) -> None:
-        """Print the line."""
-        self.console.print(text, highlight=False, markup=False)
+        """Print the line, unwrapped: a log is read with grep, not at a terminal's width."""
+        self.console.print(text, highlight=False, markup=False, soft_wrap=True)
 
     def finish(self, standings: Standings | None) -> None:
         """Print the run's summary line, then the final standings and crosstable."""
@@ -736,8 +736,8 @@ class QuietDisplay:
         """Nothing to show."""
 
     def note(self, text: str) -> None:
-        """Print the line."""
-        self.console.print(text, highlight=False, markup=False)
+        """Print the line, unwrapped: a log is read with grep, not at a terminal's width."""
+        self.console.print(text, highlight=False, markup=False, soft_wrap=True)
 
     def finish(self, standings: Standings | None) -> None:
         """Print how many matches are stored (and the standings, unless brief)."""

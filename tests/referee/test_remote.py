@@ -207,6 +207,8 @@ def test_a_void_match_does_not_end_a_remote_bot(referee_keys: tuple[str, str]) -
             assert {fault.bot for fault in void.faults} == {"far", "mute"}
             time.sleep(1.5)  # its late ready comes, and is discarded
             assert process.poll() is None, "the referee ended the remote bot"
+            # A started bot's hello takes more than 500 ms on a loaded machine.
+            runner.time_control = TimeControl(decision_ms=1000, warmup_ms=5000)
             played = runner.play([spec, resolve_bot("first")], seed=2)
             assert played.faults == []
             assert played.match is not None

@@ -263,7 +263,8 @@ def test_bots_die_with_a_referee_killed_outright() -> None:
             referee.wait(10)
             assert wait_gone(bot_pid, 5.0)
             directory = Path(endpoint.removeprefix("ipc://")).parent
-            assert directory.is_dir()
+            # In a parallel run (pytest -n) another process's referee may start first and
+            # remove it already; otherwise the next one, this one, must.
             with BotServer():
                 assert not directory.exists()
     finally:
