@@ -66,7 +66,8 @@ class BotSpec:
     it must connect with. ``home`` is the bot's own directory (shown read-only in its
     sandbox; default: the folder of its program or script), ``read_only`` more paths its
     sandbox shows. ``keep_alive``: one process plays match after match (trusted bots only:
-    it remembers); otherwise every match starts the bot afresh.
+    it remembers); otherwise every match starts the bot afresh. ``connections``: how many
+    matches a remote bot may play at once in a tournament, each on a connection of its own.
     """
 
     name: str
@@ -78,6 +79,8 @@ class BotSpec:
     home: str | None = None
     read_only: tuple[str, ...] = ()
     keep_alive: bool = False
+    #: A remote bot: how many matches it may play at once, each on a connection of its own.
+    connections: int = 1
 
     @property
     def is_remote(self) -> bool:

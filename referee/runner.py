@@ -11,7 +11,7 @@ import dataclasses
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,13 @@ from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, play_match
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession, RemoteListener, Reply
+from referee.server import BotServer, BotSession, RemoteLink, RemoteListener, Reply
 
 __all__ = ["BotPlayer", "MatchReport", "MatchRunner", "TimeControl"]
 
 _SEATS = (Seat.FIRST, Seat.SECOND)
+#: Seconds a worker waits for its hub's answer beyond the wait it asked the hub for.
+_HUB_MARGIN_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,17 +112,23 @@ class MatchRunner:
         remote: RemoteListener | None = None,
         remote_connect_s: float | None = None,
         sandbox: SandboxPlan | None = None,
+        remote_link: RemoteLink | None = None,
     ) -> None:
-        """``remote``: listen for remote bots there; ``remote_connect_s``: how long a match
-        waits for a remote bot that is not connected (default: the warm-up allowance);
-        ``sandbox``: how bots are started (:func:`referee.sandbox.plan_sandbox`; default
-        unsandboxed)."""
+        """``remote``: listen for remote bots there; ``remote_link``: or have a tournament's
+        hub (:mod:`referee.hub`) lend them, one match at a time; ``remote_connect_s``: how
+        long a match waits for a remote bot that is not connected (default: the warm-up
+        allowance); ``sandbox``: how bots are started (:func:`referee.sandbox.plan_sandbox`;
+        default unsandboxed)."""
         self.options = options or RulesOptions()
         self.time_control = time_control or TimeControl()
         self.heartbeat_ms = heartbeat_ms
         self.remote_connect_s = remote_connect_s
         self.server = BotServer(
-            heartbeat_ms=heartbeat_ms, log_dir=log_dir, remote=remote, sandbox=sandbox
+            heartbeat_ms=heartbeat_ms,
+            log_dir=log_dir,
+            remote=remote,
+            sandbox=sandbox,
+            remote_link=remote_link,
         )
         #: Sessions kept from match to match (keep-alive and remote bots), by bot name.
         self._sessions: dict[str, list[BotSession]] = {}
@@ -128,6 +136,8 @@ class MatchRunner:
         self._fresh: list[BotSession] = []
         #: Per bot name: faults by kind, restarts, matches.
         self.counters: dict[str, Counter[str]] = {}
+        #: Remote bots the match being played does not wait for (the tournament gave up).
+        self._absent: frozenset[str] = frozenset()
 
     # -- bot processes -----------------------------------------------------------------------
 
@@ -136,7 +146,8 @@ class MatchRunner:
         still owes its hello): a new process unless the bot is kept alive (or remote) and
         its process is healthy. A bot playing itself gets two processes."""
         counters = self.counters.setdefault(spec.name, Counter())
-        if not spec.keep_alive and not spec.is_remote:
+        # A remote bot lent by a hub is borrowed for the match and given back at its end.
+        if not spec.keep_alive and (not spec.is_remote or self.server.links_remote):
             fresh = self._launch(spec)
             self._fresh.append(fresh)
             return fresh, True
@@ -168,12 +179,26 @@ class MatchRunner:
 
     def _launch(self, spec: BotSpec) -> BotSession:
         """Start a bot's process (or await a remote bot); its hello comes later."""
-        return self.server.expect_remote(spec) if spec.is_remote else self.server.start_bot(spec)
+        if not spec.is_remote:
+            return self.server.start_bot(spec)
+        if not self.server.links_remote:
+            return self.server.expect_remote(spec)
+        wait_s = self._remote_wait_s()
+        absent_s = 0.0 if spec.name in self._absent else wait_s
+        return self.server.expect_remote(spec, absent_wait_s=absent_s, busy_wait_s=wait_s)
+
+    def _remote_wait_s(self) -> float:
+        if self.remote_connect_s is not None:
+            return self.remote_connect_s
+        return self.time_control.warmup_ms / 1000
 
     def _handshake(self, session: BotSession) -> None:
         timeout_s = self.time_control.warmup_ms / 1000
-        if session.spec.is_remote and self.remote_connect_s is not None:
-            timeout_s = self.remote_connect_s  # it dials in when its owner starts it
+        if session.spec.is_remote:
+            timeout_s = self._remote_wait_s()  # it dials in when its owner starts it
+            if self.server.links_remote:
+                timeout_s += _HUB_MARGIN_S  # the hub keeps the time, and answers
+
         if session.handshake_fault is None:
             self.server.handshake(session, timeout_s)
 
@@ -219,9 +244,18 @@ class MatchRunner:
 
     # -- a match ------------------------------------------------------------------------------
 
-    def play(self, specs: Sequence[BotSpec], seed: int, match_id: str = "1") -> MatchReport:
-        """Play one match, seat 0 = ``specs[0]``; all chance comes from ``seed``."""
+    def play(
+        self,
+        specs: Sequence[BotSpec],
+        seed: int,
+        match_id: str = "1",
+        *,
+        absent: Collection[str] = (),
+    ) -> MatchReport:
+        """Play one match, seat 0 = ``specs[0]``; all chance comes from ``seed``. Remote bots
+        named in ``absent`` are not waited for: unless connected, they forfeit at once."""
         players = (specs[0].name, specs[1].name)
+        self._absent = frozenset(absent)
         for spec in specs:
             self.counters.setdefault(spec.name, Counter())["matches"] += 1
         # Read what came in since the last match first: a stray message from a bot becomes

@@ -42,7 +42,16 @@ from referee.faults import Fault, FaultKind
 from referee.rundir import PrivateDirectory, remove_stale_directories
 from referee.sandbox import SandboxPlan
 
-__all__ = ["SERVER_NAME", "BotServer", "BotSession", "RemoteListener", "Reply", "generate_keys"]
+__all__ = [
+    "SERVER_NAME",
+    "BotServer",
+    "BotSession",
+    "RemoteLink",
+    "RemoteListener",
+    "Reply",
+    "bind_tcp",
+    "generate_keys",
+]
 
 SERVER_NAME = "aegis-ref/0.1"
 #: The socket refuses anything larger outright (dropping the peer); between this and
@@ -119,6 +128,11 @@ class BotSession:
     endpoint: str | None = None
     #: Where a started bot's output goes (the server's ``log_dir``), if anywhere.
     log_path: Path | None = None
+    #: A remote bot reached through a hub (:mod:`referee.hub`): the lease asked for.
+    lease: bytes | None = None
+    #: A line lent by a hub: the referee's last id on it before the lease. An answer naming
+    #: it or an earlier id answers a request of the hub's or of an earlier match: late.
+    lease_floor: int = -1
 
     @property
     def name(self) -> str:
@@ -170,6 +184,7 @@ class BotServer:
         remote: RemoteListener | None = None,
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
         sandbox: SandboxPlan | None = None,
+        remote_link: RemoteLink | None = None,
     ) -> None:
         self.heartbeat_ms = heartbeat_ms
         self.sandbox = sandbox or SandboxPlan(False, problem="not requested")
@@ -210,9 +225,17 @@ class BotServer:
         self._awaiting_keys: dict[str, BotSession] = {}
         self._poller: zmq.Poller | None = None
         self._closed = False
-        if remote is not None:
+        #: Remote bots reached through a tournament's hub instead (``remote_link``).
+        self._link = remote_link
+        self._leases: dict[bytes, BotSession] = {}
+        self._lease_numbers = itertools.count(1)
+        if remote is not None or remote_link is not None:
             try:
-                self._listen_remote(remote)
+                if remote_link is not None:
+                    self._link_to_hub(remote_link)
+                else:
+                    assert remote is not None
+                    self._listen_remote(remote)
             except BaseException:
                 self.close()  # the context, the authenticator thread and the directory
                 raise
@@ -245,7 +268,7 @@ class BotServer:
             # that went down) is dropped, so sending to it fails instead of waiting.
             socket.setsockopt(zmq.HEARTBEAT_IVL, self.heartbeat_ms)
             socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * self.heartbeat_ms)
-            self.remote_endpoint = _bind_tcp(socket, remote.host, remote.port)
+            self.remote_endpoint = bind_tcp(socket, remote.host, remote.port)
         except BaseException:
             socket.close(0)  # else closing the context would wait for it forever
             raise
@@ -254,9 +277,51 @@ class BotServer:
         self._poller.register(self._socket, zmq.POLLIN)
         self._poller.register(socket, zmq.POLLIN)
 
-    def expect_remote(self, spec: BotSpec) -> BotSession:
+    def _link_to_hub(self, link: RemoteLink) -> None:
+        socket = self._context.socket(zmq.DEALER)
+        try:
+            socket.setsockopt(zmq.LINGER, 0)
+            socket.setsockopt(zmq.SNDHWM, _SEND_QUEUE_LIMIT)
+            socket.setsockopt(zmq.RCVHWM, _SEND_QUEUE_LIMIT)
+            socket.setsockopt(zmq.IPV6, 1)
+            if link.server_key is not None:
+                assert link.public_key is not None
+                assert link.secret_key is not None
+                socket.setsockopt(zmq.CURVE_SERVERKEY, link.server_key.encode())
+                socket.setsockopt(zmq.CURVE_PUBLICKEY, link.public_key.encode())
+                socket.setsockopt(zmq.CURVE_SECRETKEY, link.secret_key.encode())
+            socket.connect(link.endpoint)
+        except BaseException:
+            socket.close(0)
+            raise
+        self._remote_socket = socket
+        self._poller = zmq.Poller()
+        self._poller.register(self._socket, zmq.POLLIN)
+        self._poller.register(socket, zmq.POLLIN)
+
+    @property
+    def links_remote(self) -> bool:
+        """True when remote bots are lent by a tournament's hub, one match at a time."""
+        return self._link is not None
+
+    def expect_remote(
+        self, spec: BotSpec, *, absent_wait_s: float = 0.0, busy_wait_s: float = 0.0
+    ) -> BotSession:
         """Admit the remote bot with ``spec.curve_public_key``; it must dial in and say hello
-        (see :meth:`handshake`)."""
+        (see :meth:`handshake`). Through a hub, ask for one of its connections instead,
+        waiting up to ``absent_wait_s`` if it has none, ``busy_wait_s`` if all are busy."""
+        if self._link is not None and spec.curve_public_key is not None:
+            session = BotSession(spec=spec, token="", remote=True)
+            session.lease = b"%d" % next(self._lease_numbers)
+            self._leases[session.lease] = session
+            self._to_hub(
+                b"lease",
+                session.lease,
+                spec.curve_public_key.encode(),
+                b"%d" % int(absent_wait_s * 1000),
+                b"%d" % int(busy_wait_s * 1000),
+            )
+            return session
         if self._remote_socket is None or spec.curve_public_key is None:
             session = BotSession(spec=spec, token="", remote=True)
             session.closed = True
@@ -333,6 +398,8 @@ class BotServer:
         self._awaiting.pop(session.token, None)
         if session.spec.curve_public_key is not None:
             self._awaiting_keys.pop(session.spec.curve_public_key, None)
+        if session.lease is not None and session.identity is None:
+            self._end_lease(session)
         fault = session.handshake_fault
         if fault is not None and session.rejected_hellos:
             fault = dataclasses.replace(
@@ -353,7 +420,8 @@ class BotServer:
         """:meth:`stop_bot` for several bots at once: every one is told first, so they all
         exit in the same grace period."""
         for session in sessions:
-            if session.connected:
+            # A lent remote bot is given back, never shut down: the tournament goes on.
+            if session.connected and session.lease is None:
                 with contextlib.suppress(_SendError):
                     self._send(session, builders.shutdown(reason))
             self.forget(session)
@@ -386,6 +454,8 @@ class BotServer:
         """Drop a session without a word to its peer (its process, if any, is left alone): a
         remote bot whose connection is gone may dial in again when :meth:`expect_remote`
         admits its key anew."""
+        if session.lease is not None:
+            self._end_lease(session)
         session.closed = True
         if self._focus is session:
             self._focus = None
@@ -605,6 +675,57 @@ class BotServer:
                 self._dispatch(frames, last=last)
         return True
 
+    # -- remote bots lent by a hub -----------------------------------------------------------
+
+    def _to_hub(self, *command: bytes) -> None:
+        assert self._remote_socket is not None
+        with contextlib.suppress(zmq.ZMQError):  # a hub that is gone answers no lease
+            self._remote_socket.send_multipart([b"", *command], _NOBLOCK)
+
+    def _end_lease(self, session: BotSession) -> None:
+        """Give the line back to the hub (or cancel the lease still asked for)."""
+        lease, session.lease = session.lease, None
+        if lease is None or self._closed:
+            return
+        self._leases.pop(lease, None)
+        if session.identity is None:
+            self._to_hub(b"cancel", lease)
+        else:
+            self._to_hub(b"release", session.identity, b"%d" % session.next_id)
+
+    def _from_hub(self, parts: list[bytes]) -> None:
+        """A command from the hub: a line lent, a bot absent, a line gone."""
+        name, arguments = parts[1], parts[2:]
+        if name == b"leased" and len(arguments) == 5:
+            request, line, protocol, next_id, hello = arguments
+            session = self._leases.get(request)
+            if session is None or session.identity is not None:
+                # Asked for and given up on: back at once.
+                self._to_hub(b"release", line, next_id)
+                return
+            try:
+                message = validate_bot_message(decode_map(hello, max_depth=BOT_MESSAGE_DEPTH))
+            except ProtocolError:
+                message = None
+            session.identity = line
+            session.protocol = protocol.decode()
+            session.hello = message if isinstance(message, Hello) else None
+            session.next_id = session.lease_floor = int(next_id)
+            session.last_heard = time.monotonic()
+            self._by_remote_identity[line] = session
+        elif name == b"absent" and len(arguments) == 2:
+            session = self._leases.pop(arguments[0], None)
+            if session is not None and session.identity is None:
+                session.lease = None
+                session.handshake_fault = self._fault(
+                    session, FaultKind.HANDSHAKE, f"remote bot: {arguments[1].decode()}"
+                )
+        elif name == b"gone" and len(arguments) == 2:
+            gone = self._by_remote_identity.get(arguments[0])
+            if gone is not None:
+                self._note_fault(gone, FaultKind.DISCONNECT, f"remote bot: {arguments[1].decode()}")
+                gone.closed = True
+
     def _pump_both(self, timeout_s: float) -> bool:
         """The same over the local and the remote socket (only when remote bots are enabled)."""
         assert self._poller is not None
@@ -626,6 +747,9 @@ class BotServer:
                 except zmq.Again:
                     ready.pop(self._remote_socket)
                 else:
+                    if self._link is not None:
+                        self._from_link([part.bytes for part in parts])
+                        continue
                     user = parts[-1].get("User-Id") if len(parts) > 1 else ""
                     self._dispatch(
                         [part.bytes for part in parts], remote_user=str(user or ""), last=parts[-1]
@@ -633,6 +757,15 @@ class BotServer:
             if not ready:
                 break
         return True
+
+    def _from_link(self, frames: list[bytes]) -> None:
+        """A message from the hub: a lent bot's (``[line, payload]``) or the hub's own."""
+        if len(frames) >= 2 and not frames[0]:
+            self._from_hub(frames)
+        elif frames[0] in self._by_remote_identity:
+            self._dispatch(frames, remote_user="")
+        else:
+            self.stray_messages += 1  # a line given back: a late answer
 
     def _dispatch(
         self, frames: list[bytes], remote_user: str | None = None, last: zmq.Frame | None = None
@@ -697,6 +830,10 @@ class BotServer:
             session.counters["unknown_types"] += 1
             return
         reply_to = message.get("reply_to")
+        if type(reply_to) is int and reply_to <= session.lease_floor:
+            session.unasked -= 1
+            session.counters["late_replies"] += 1  # to the hub, or to an earlier match
+            return
         if type(reply_to) is int and reply_to in session.awaited:
             # An answer to a request, maybe one that timed out: a bot that was stuck may
             # answer many at once when it recovers, and is not flooding.
@@ -1027,7 +1164,19 @@ class RemoteListener:
     secret_key: str = field(repr=False)
 
 
-def _bind_tcp(socket: zmq.Socket[bytes], host: str, port: int) -> str:
+@dataclass(frozen=True, slots=True)
+class RemoteLink:
+    """How a worker's referee reaches the tournament's remote bots through the hub: the
+    hub's link endpoint and, over tcp, the CurveZMQ keys (the hub's public key and the run's
+    worker key pair). Plain data: it travels in every match task."""
+
+    endpoint: str
+    server_key: str | None = None
+    public_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
+
+
+def bind_tcp(socket: zmq.Socket[bytes], host: str, port: int) -> str:
     """Bind ``socket`` on tcp ``host:port`` (``tcp://`` prefix, IPv6 literals with or without
     brackets, port 0 for any free port); return the endpoint. Raises zmq.ZMQBaseError."""
     host = host.removeprefix("tcp://").strip("[]")
@@ -1052,7 +1201,7 @@ def listen_problem(host: str, port: int) -> str | None:
         probe = context.socket(zmq.ROUTER)
         probe.setsockopt(zmq.LINGER, 0)
         try:
-            _bind_tcp(probe, host, port)
+            bind_tcp(probe, host, port)
         except zmq.ZMQBaseError as error:
             code = error.errno if isinstance(error, zmq.ZMQError) else None
             reason = zmq.strerror(code) if code is not None else str(error)  # without "(addr=…)"

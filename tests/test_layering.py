@@ -150,10 +150,10 @@ def test_sample_bots_speak_only_the_protocol() -> None:
 @pytest.mark.parametrize(
     ("library", "owners"),
     [
-        # Only the match runner's server and the SDK (the bot's side) speak ZeroMQ; the
-        # command line names its version.
-        ("zmq", ("referee.server", "protocol.sdk", "tournaments.cli")),
-        ("msgpack", ("protocol", "referee.server")),
+        # Only the match runner's server, the remote bots' hub and the SDK (the bot's side)
+        # speak ZeroMQ; the command line names its version.
+        ("zmq", ("referee.server", "referee.hub", "protocol.sdk", "tournaments.cli")),
+        ("msgpack", ("protocol", "referee.server", "referee.hub")),
         ("yaml", ("tournaments.config",)),
         # The command line, and the one module that renders tables and the live display.
         ("typer", ("tournaments.cli",)),

@@ -144,6 +144,13 @@ class BotConfig(_Model):
     remote_key: str | None = Field(
         default=None, description="CurveZMQ public key (Z85) of a bot that dials in instead."
     )
+    connections: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="A remote bot: matches it may play at once, each on a connection of its "
+        "own (default 1).",
+    )
     cwd: str | None = Field(
         default=None, description="Working directory; relative to the config file's directory."
     )
@@ -258,8 +265,15 @@ class ListenConfig(_Model):
         default=60,
         ge=1,
         le=86400,
-        description="Seconds a match waits for a remote bot that is not connected; then it "
-        "forfeits that match.",
+        description="Seconds the tournament waits for a remote bot that is not connected "
+        "while it plays other matches; then the bot forfeits its matches until it connects.",
+    )
+    advertise: str | None = Field(
+        default=None,
+        min_length=1,
+        description="executor dask: the address of this machine by which the workers reach "
+        "the listener (default: host, or the address this machine reaches the scheduler from "
+        "when host is 0.0.0.0 or ::).",
     )
 
 
@@ -499,8 +513,11 @@ class TournamentSetup:
     executor: ExecutorSetup = field(default_factory=ExecutorSetup)
     #: Where remote bots dial in, with the referee's key pair (config key ``listen``).
     listen: RemoteListener | None = None
-    #: How long a match waits for a remote bot that is not connected.
+    #: How long the run waits for a remote bot that is not connected before its matches are
+    #: forfeited (until it connects).
     remote_connect_s: float = 60.0
+    #: Dask: the address by which the workers reach the listener (``listen.advertise``).
+    listen_advertise: str | None = None
     #: How started bots are contained (config key ``sandbox``).
     sandbox: SandboxMode = SandboxMode.AUTO
     #: Freeze a sandboxed bot while its opponent decides (config key ``freeze_opponent``).
@@ -833,7 +850,14 @@ def _resolve_bot(bot: BotConfig, index: int, base_dir: Path) -> BotSpec:
     if bot.remote_key is not None:
         if not _Z85_KEY.fullmatch(bot.remote_key):
             raise _PathError((*path, "remote_key"), "a CurveZMQ public key is 40 Z85 characters")
-        return BotSpec(bot.name, (), None, env, limits, bot.remote_key)
+        return BotSpec(
+            bot.name, (), None, env, limits, bot.remote_key, connections=bot.connections or 1
+        )
+    if bot.connections is not None:
+        raise _PathError(
+            (*path, "connections"),
+            "only for a remote bot (remote_key): a started bot plays one match per process",
+        )
     cwd = base_dir
     if bot.cwd is not None:
         cwd = Path(bot.cwd) if Path(bot.cwd).is_absolute() else base_dir / bot.cwd
@@ -943,7 +967,6 @@ def _resolve_listen(
     listen = config.listen
     if not remote:
         return None, []
-    names = ", ".join(config.bots[index].name for index in remote)
     problems: list[_PathError] = []
     owners: dict[str, int] = {}
     for index in remote:
@@ -965,21 +988,8 @@ def _resolve_listen(
                 "a remote bot needs a 'listen' section (port, key_file) to dial in to",
             )
         )
-    if config.concurrency != 1:
-        problems.append(
-            _PathError(
-                ("concurrency",),
-                f"remote bots ({names}) play one match at a time over one connection: "
-                "concurrency must be 1",
-            )
-        )
-    if config.executor.kind != "local":
-        problems.append(
-            _PathError(
-                ("executor",),
-                f"remote bots ({names}) dial in to this machine: use the local executor",
-            )
-        )
+    if listen is not None and listen.advertise is not None and config.executor.kind != "dask":
+        problems.append(_PathError(("listen", "advertise"), "only used with executor kind: dask"))
     if listen is None:
         return None, problems
     listener = None
@@ -1187,6 +1197,7 @@ def parse_config(
         executor=executor,
         listen=listener,
         remote_connect_s=float(config.listen.connect_timeout_s) if config.listen else 60.0,
+        listen_advertise=config.listen.advertise if config.listen else None,
         sandbox=SandboxMode(config.sandbox),
         freeze_opponent=config.freeze_opponent,
         secret_files=(

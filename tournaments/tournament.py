@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import multiprocessing
 import multiprocessing.context
 import os
 import signal
 import sqlite3
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
@@ -52,12 +53,14 @@ from typing import Any
 
 from referee.bots import BotSpec
 from referee.cgroups import detect_cgroups
+from referee.hub import RemoteHub
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
-from referee.server import listen_problem
+from referee.server import RemoteLink, listen_problem
 from tournaments.config import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.forfeits import BotForfeits, ForfeitTally
 from tournaments.preflight import preflight as preflight_bots
+from tournaments.remote import RemoteGate, advertised_host
 from tournaments.render import TournamentDisplay
 from tournaments.schedule import ScheduledMatch, schedule, schedule_size
 from tournaments.seeds import small_seed_warning
@@ -253,8 +256,12 @@ def handle_stop_signals(stop: StopRequest, on_first: str, on_second: str) -> Ite
             signal.signal(number, old)
 
 
-def _runner_key(setup: TournamentSetup) -> str:
-    text = repr((setup.options, setup.time_control, setup.bots))
+#: Matches with remote bots held back at most, waiting for a connection, while later ones play.
+_LOOKAHEAD = 1000
+
+
+def _runner_key(setup: TournamentSetup, link: RemoteLink | None = None) -> str:
+    text = repr((setup.options, setup.time_control, setup.bots, link))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -272,6 +279,7 @@ class _Coordinator:
         drain_on_stop: bool = False,
         batch_size: int = 1,
         sandbox: SandboxPlan | None = None,
+        remote: tuple[RemoteGate, RemoteLink] | None = None,
     ) -> None:
         self.setup = setup
         #: How the workers start the bots (resolved once, here, for every worker).
@@ -280,7 +288,14 @@ class _Coordinator:
         self.executor = executor
         self.display = display
         self.stop = stop
-        self.key = _runner_key(setup)
+        #: Remote bots: which match may go now, and how workers reach the bots (the hub).
+        self.gate: RemoteGate | None = None
+        self.link: RemoteLink | None = None
+        if remote is not None:
+            self.gate, self.link = remote
+        self.key = _runner_key(setup, self.link)
+        #: Matches held back for a remote bot's connection, in schedule order.
+        self.held: deque[ScheduledMatch] = deque()
         self.specs = {spec.name: spec for spec in setup.bots}
         self.played = 0
         self.failure: str | None = None
@@ -295,8 +310,9 @@ class _Coordinator:
         #: Matches per submitted task (a cluster's ``batch_size``).
         self.batch_size = batch_size
 
-    def task(self, match: ScheduledMatch) -> MatchTask:
-        """The plain-data task of a scheduled match."""
+    def task(self, match: ScheduledMatch, absent: tuple[str, ...] = ()) -> MatchTask:
+        """The plain-data task of a scheduled match; ``absent``: the remote bots it does not
+        wait for."""
         return MatchTask(
             match_id=match.match_id,
             seed=match.seed,
@@ -305,8 +321,9 @@ class _Coordinator:
             time_control=self.setup.time_control,
             output=str(self.output.resolve()),
             runner_key=self.key,
-            remote=self.setup.listen,
+            remote_link=self.link,
             remote_connect_s=self.setup.remote_connect_s,
+            absent=absent,
             sandbox=self.sandbox,
         )
 
@@ -329,11 +346,47 @@ class _Coordinator:
             self.forfeits.add(row)
             self.display.match_stored(row)
 
-    def submit(self, batch: list[ScheduledMatch]) -> Future[Any]:
+    def submit(self, batch: list[tuple[ScheduledMatch, tuple[str, ...]]]) -> Future[Any]:
         """Hand one match (or a batch of them) to the executor."""
         if len(batch) == 1:
-            return self.executor.submit(play_match_task, self.task(batch[0]))
-        return self.executor.submit(play_match_batch, [self.task(match) for match in batch])
+            return self.executor.submit(play_match_task, self.task(*batch[0]))
+        return self.executor.submit(play_match_batch, [self.task(*item) for item in batch])
+
+    def next_batch(
+        self, pending: Iterator[ScheduledMatch]
+    ) -> list[tuple[ScheduledMatch, tuple[str, ...]]]:
+        """The next matches to submit, each with the remote bots it does not wait for: a
+        held-back match whose remote bots can play now, else the next ones of the schedule
+        (a match with a remote bot alone; those that must wait are held back). Empty when
+        nothing may go now."""
+        gate = self.gate
+        if gate is not None:
+            for index, match in enumerate(self.held):
+                absent = gate.admit(match)
+                if absent is not None:
+                    del self.held[index]
+                    return [(match, absent)]
+        batch: list[tuple[ScheduledMatch, tuple[str, ...]]] = []
+        while len(batch) < self.batch_size and len(self.held) < _LOOKAHEAD:
+            upcoming = next(pending, None)
+            if upcoming is None:
+                break
+            if gate is None or not gate.involves(upcoming):
+                batch.append((upcoming, ()))
+                continue
+            absent = None if batch else gate.admit(upcoming)
+            if absent is None:
+                self.held.append(upcoming)  # its turn comes when its bots can play
+                continue
+            return [(upcoming, absent)]
+        return batch
+
+    def finished(self, batch: list[ScheduledMatch]) -> None:
+        """The matches of a task are over (played, failed or cancelled)."""
+        if self.gate is not None:
+            for match in batch:
+                if self.gate.involves(match):
+                    self.gate.done(match)
 
     def run(self, connection: sqlite3.Connection, pending: Iterator[ScheduledMatch]) -> None:
         """Keep a window of matches in flight until none is pending or a stop is asked."""
@@ -343,26 +396,33 @@ class _Coordinator:
             # coordinator; never more, so memory stays flat and a stop cancels little.
             window = 2 * max(1, self.capacity())
             while not self.stop.requested and self.failure is None and len(in_flight) < window:
-                batch = list(itertools.islice(pending, self.batch_size))
-                if not batch:
+                planned = self.next_batch(pending)
+                if not planned:
                     break
+                batch = [match for match, _absent in planned]
                 try:
-                    future = self.submit(batch)
+                    future = self.submit(planned)
                 except (BrokenProcessPool, RuntimeError) as error:
                     self.failure = f"cannot submit match {batch[0].match_id}: {error}"
+                    self.finished(batch)
                     break
                 in_flight[future] = batch
             if self.failure is not None or (self.stop.requested and not self.drain_on_stop):
                 for future in in_flight:
                     future.cancel()  # only those not started; running matches finish
             if not in_flight:
-                return
+                if not self.held or self.stop.requested or self.failure is not None:
+                    return
+                time.sleep(0.1)  # every match left waits for a remote bot's connection
+                self.display.tick()
+                continue
             finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
             self.display.tick()
-            # In the order submitted: results are stored in schedule order, and a failure
-            # reported is the first one.
+            # In the order submitted: results are stored in schedule order (matches held back
+            # for a remote bot's connection aside), and a failure reported is the first one.
             for future in [future for future in in_flight if future in finished]:
                 batch = in_flight.pop(future)
+                self.finished(batch)
                 first = batch[0].match_id
                 if future.cancelled():
                     if self.failure is None and not self.stop.requested:
@@ -402,13 +462,30 @@ def _open_coordinator(
     sandbox: SandboxPlan,
 ) -> _Coordinator:
     """The coordinator with its executor: the given one, the local pool or a Dask cluster's;
-    ``resources`` shuts a pool down or disconnects from a cluster when the run ends."""
+    ``resources`` shuts a pool down or disconnects from a cluster when the run ends, and
+    closes the remote bots' hub after the workers."""
+    hub = _open_hub(setup, resources)
+    remote = None
+    if hub is not None:
+        gate = RemoteGate(
+            setup.bots,
+            hub.counts,
+            wait_s=setup.remote_connect_s,
+            note=display.note,
+            rejection=hub.rejection,
+        )
+        remote = (gate, hub.local_link())
     if executor is not None:
-        return _Coordinator(setup, executor, display, stop, sandbox=sandbox)
+        return _Coordinator(setup, executor, display, stop, sandbox=sandbox, remote=remote)
     if setup.executor.is_dask:
         from tournaments.cluster import open_cluster  # Dask only when asked for
 
         session = resources.enter_context(open_cluster(setup.executor, setup.bots, display.note))
+        if hub is not None and remote is not None and setup.listen is not None:
+            # Workers elsewhere reach the bots through the listener, with the run's key.
+            host = setup.listen_advertise or advertised_host(setup.listen.host, session.address)
+            remote = (remote[0], hub.tcp_link(host))
+            display.note(f"Workers reach the remote bots through {remote[1].endpoint}")
         return _Coordinator(
             setup,
             session.executor,
@@ -418,6 +495,7 @@ def _open_coordinator(
             drain_on_stop=True,
             batch_size=setup.executor.batch_size,
             sandbox=sandbox,
+            remote=remote,
         )
     groups = worker_cpus(setup.concurrency) if setup.executor.affinity else None
     pool = make_executor(setup.concurrency, cpu_groups=groups)
@@ -430,27 +508,32 @@ def _open_coordinator(
             f"{len(os.sched_getaffinity(0))} CPUs"
         )
     resources.callback(pool.shutdown, wait=True, cancel_futures=True)
-    return _Coordinator(setup, pool, display, stop, sandbox=sandbox)
+    return _Coordinator(setup, pool, display, stop, sandbox=sandbox, remote=remote)
+
+
+def _open_hub(setup: TournamentSetup, resources: contextlib.ExitStack) -> RemoteHub | None:
+    """The remote bots' listener, if the tournament has remote bots: one for the whole run,
+    in this process, closed (every remote bot told ``shutdown``) when the run ends."""
+    remote = {spec.curve_public_key: spec.connections for spec in setup.bots if spec.is_remote}
+    if not remote or setup.listen is None:
+        return None
+    try:
+        hub = RemoteHub(setup.listen, {key: limit for key, limit in remote.items() if key})
+    except OSError as error:
+        raise TournamentError(f"listen: {error}") from None
+    resources.callback(hub.close)
+    return hub
 
 
 def _check_remote_bots(setup: TournamentSetup) -> None:
-    """Remote bots need a listener, the local executor and one match at a time (a remote bot
-    is one connection); the config checks this too, but the command line may change it."""
+    """Remote bots need a listener this machine can bind; the config checks that it is
+    given, but the command line may change it."""
     remote = [spec.name for spec in setup.bots if spec.is_remote]
     if not remote:
         return
     names = ", ".join(remote)
     if setup.listen is None:
         raise TournamentError(f"remote bot(s) {names} need a 'listen' section to dial in to")
-    if setup.executor.is_dask:
-        raise TournamentError(
-            f"remote bot(s) {names} dial in to this machine: they cannot play on a Dask cluster"
-        )
-    if setup.concurrency != 1:
-        raise TournamentError(
-            f"remote bot(s) {names} play one match at a time over one connection: "
-            f"concurrency must be 1, not {setup.concurrency}"
-        )
     problem = listen_problem(setup.listen.host, setup.listen.port)
     if problem is not None:
         raise TournamentError(f"listen: {problem} (remote bot(s) {names} dial in there)")

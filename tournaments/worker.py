@@ -55,7 +55,7 @@ from referee.records import dumps_line
 from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.sandbox import SandboxPlan, bubblewrap_problem
-from referee.server import RemoteListener
+from referee.server import RemoteLink
 from tournaments import reaper
 from tournaments.errors import ClusterError
 
@@ -89,10 +89,12 @@ class MatchTask:
     #: Identifies the tournament's settings and bots: a worker reuses its runner (and its bot
     #: processes) only for tasks with the same key.
     runner_key: str = ""
-    #: Where the runner listens for remote bots (the tournament's ``listen``), if any.
-    remote: RemoteListener | None = None
-    #: How long a match waits for a remote bot that is not connected.
+    #: How the runner reaches the tournament's remote bots (its hub), if it has any.
+    remote_link: RemoteLink | None = None
+    #: How long a match waits for a connection of a remote bot.
     remote_connect_s: float = 60.0
+    #: Remote bots the tournament gave up waiting for: this match does not wait for them.
+    absent: tuple[str, ...] = ()
     #: How the bots are started: sandboxed or not (resolved by the coordinator).
     sandbox: SandboxPlan | None = None
 
@@ -229,7 +231,7 @@ def _runner_for(task: MatchTask, ident: int) -> _Slot:
             options=task.options,
             time_control=task.time_control,
             log_dir=_log_dir(task, ident),
-            remote=task.remote,
+            remote_link=task.remote_link,
             remote_connect_s=task.remote_connect_s,
             sandbox=task.sandbox,
         )
@@ -406,7 +408,7 @@ def play_match_task(task: MatchTask) -> MatchOutcome:
             ]
         slot = _runner_for(task, ident)
         started = time.perf_counter()
-        report = slot.runner.play(bots, task.seed, task.match_id)
+        report = slot.runner.play(bots, task.seed, task.match_id, absent=task.absent)
         duration = time.perf_counter() - started
     finally:
         with _lock:

@@ -4,7 +4,8 @@ purpose. It answers every decision with the first legal action unless told other
     rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE] [--log-messages FILE]
               [--say TEXT] [--hold FILE [--hold-at M]]
 
-It speaks protocol 1.0 only, as a bot written before 1.1 does.
+It speaks protocol 1.0 only, as a bot written before 1.1 does. With ``AEGIS_SERVER_KEY``,
+``AEGIS_PUBLIC_KEY`` and ``AEGIS_SECRET_KEY`` set it dials in as a remote bot (CurveZMQ).
 
 KIND is one of: crash, sleep, garbage, huge, giant, deep, deep_act, wrong_id, reply_to_zero,
 illegal, double_space, no_action, text_reply_to, bin_action, pong_for_decide, same_id,
@@ -90,6 +91,10 @@ def main() -> int:
     context = zmq.Context()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
+    if os.environ.get("AEGIS_SERVER_KEY"):  # a remote bot: CurveZMQ, as SPEC section 9 says
+        socket.setsockopt(zmq.CURVE_SERVERKEY, os.environ["AEGIS_SERVER_KEY"].encode())
+        socket.setsockopt(zmq.CURVE_PUBLICKEY, os.environ["AEGIS_PUBLIC_KEY"].encode())
+        socket.setsockopt(zmq.CURVE_SECRETKEY, os.environ["AEGIS_SECRET_KEY"].encode())
     socket.connect(os.environ["AEGIS_ENDPOINT"])
     next_id = 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import yaml
 
 from referee.bots import processes_with_environment
+from referee.server import generate_keys
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 #: The installed console script, next to the interpreter running the tests.
@@ -61,6 +63,44 @@ def write_config(
     path = directory / file_name
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path, marker
+
+
+def free_port() -> int:
+    """A tcp port on loopback that nothing listens on (for a moment)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def remote_tournament(
+    tmp_path: Path,
+    local: Sequence[str],
+    remote: dict[str, tuple[str, int]],
+    *,
+    connect_timeout_s: int,
+    **settings: object,
+) -> tuple[Path, str, str]:
+    """A config of local rawbots and remote bots (name: (public key, connections)); return
+    it, the referee's public key and the endpoint the remote bots dial."""
+    public, secret = generate_keys()
+    (tmp_path / "referee.key").write_text(secret + "\n", encoding="ascii")
+    port = free_port()
+    config, _ = write_config(
+        tmp_path,
+        local,
+        listen={
+            "host": "127.0.0.1",
+            "port": port,
+            "key_file": "referee.key",
+            "connect_timeout_s": connect_timeout_s,
+        },
+        **settings,
+    )
+    data = yaml.safe_load(config.read_text())
+    for name, (key, connections) in remote.items():
+        data["bots"].append({"name": name, "remote_key": key, "connections": connections})
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    return config, public, f"tcp://127.0.0.1:{port}"
 
 
 def processes_with_marker(marker: str) -> list[int]:

@@ -165,7 +165,7 @@ def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
         "config.yaml:6: bots[1].command: must be a bundled bot's name, a command line string or "
         "a non-empty list of strings, got 42",
         "config.yaml:8: bots[2].comand: unknown key; known keys here: name, command, "
-        "remote_key, cwd, env, limits, keep_alive, read_only",
+        "remote_key, connections, cwd, env, limits, keep_alive, read_only",
         "config.yaml:9: format: should be 'round_robin' or 'gauntlet', got 'swiss'",
         "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
         "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
@@ -387,10 +387,31 @@ def test_remote_bots_dial_in_where_listen_says(tmp_path: Path) -> None:
     assert setup.bots[1].curve_public_key == REMOTE_KEY
     assert setup.listen == RemoteListener("0.0.0.0", 7100, public, secret)
     assert setup.remote_connect_s == 5.0
+    assert setup.bots[1].connections == 1
     local_only = load(
         tmp_path, TWO_BOTS + "listen: {host: 127.0.0.1, port: 7100, key_file: referee.key}\n"
     )
     assert local_only.listen is None  # nothing dials in: the referee does not listen
+
+
+def test_remote_bots_play_concurrently_and_on_a_cluster(tmp_path: Path) -> None:
+    """A remote bot may play several matches at once (``connections``), in a tournament of
+    any concurrency, on the local executor or a Dask cluster."""
+    write_key(tmp_path)
+    listen = "listen: {port: 7100, key_file: referee.key, advertise: coordinator.example}\n"
+    text = (
+        WITH_REMOTE.replace("remote_key:", "connections: 3, remote_key:")
+        + "concurrency: 4\nexecutor: {kind: dask, address: 'tcp://h:1'}\n"
+        + listen
+    )
+    setup = load(tmp_path, text)
+    assert setup.bots[1].connections == 3
+    assert setup.concurrency == 4
+    assert setup.listen_advertise == "coordinator.example"
+    found = errors(tmp_path, text.replace("connections: 3", "connections: 0"))
+    assert found == [
+        "config.yaml:4: bots[1].connections: should be greater than or equal to 1, got 0"
+    ]
 
 
 def test_key_pair_mix_ups_are_named(tmp_path: Path) -> None:
@@ -429,16 +450,13 @@ def test_two_remote_bots_cannot_share_a_key(tmp_path: Path) -> None:
     [
         ("", ["config.yaml:4: bots[1].remote_key: a remote bot needs a 'listen' section"]),
         (
-            "listen: {port: 7100, key_file: referee.key}\nconcurrency: 2\n",
-            [
-                "config.yaml:6: concurrency: remote bots (far) play one match at a time over "
-                "one connection: concurrency must be 1"
-            ],
+            "listen: {port: 7100, key_file: referee.key, advertise: h}\n",
+            ["config.yaml:5: listen.advertise: only used with executor kind: dask"],
         ),
         (
-            "listen: {port: 7100, key_file: referee.key}\nexecutor: {kind: dask, "
-            "address: 'tcp://h:1'}\n",
-            ["config.yaml:6: executor: remote bots (far) dial in to this machine: use the local"],
+            "  - {name: b, command: random, connections: 2}\n"
+            "listen: {port: 7100, key_file: referee.key}\n",
+            ["config.yaml:5: bots[2].connections: only for a remote bot (remote_key)"],
         ),
         (
             "listen: {port: 7100, key_file: absent.key}\n",
@@ -456,7 +474,7 @@ def test_two_remote_bots_cannot_share_a_key(tmp_path: Path) -> None:
             "listen: {port: 7100, key_file: referee.key, wait: 3}\n",
             [
                 "config.yaml:5: listen.wait: unknown key; known keys here: host, port, "
-                "key_file, connect_timeout_s"
+                "key_file, connect_timeout_s, advertise"
             ],
         ),
     ],

@@ -29,6 +29,7 @@ from tests.tournaments.helpers import (
     RAWBOT,
     assert_stored_exactly_once,
     rawbot_entry,
+    remote_tournament,
     run_cli,
     start_tournament,
     stored_count,
@@ -383,36 +384,19 @@ def test_a_failing_executor_stops_the_run(tmp_path: Path) -> None:
     assert (summary.played, summary.total) == (0, 12)
 
 
-def free_port() -> int:
-    """A tcp port on loopback that nothing listens on (for a moment)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def remote_config(
     tmp_path: Path, bot_public_key: str, *, connect_timeout_s: int
 ) -> tuple[Path, str, int]:
     """Two rawbots and the remote bot ``far``; the referee's secret key in referee.key.
     Returns the config, the referee's public key and the port."""
-    public, secret = generate_keys()
-    (tmp_path / "referee.key").write_text(secret + "\n", encoding="ascii")
-    port = free_port()
-    config, _ = write_config(
+    config, public, endpoint = remote_tournament(
         tmp_path,
         ["alpha", "beta"],
+        {"far": (bot_public_key, 1)},
+        connect_timeout_s=connect_timeout_s,
         matches_per_pair=2,
-        listen={
-            "host": "127.0.0.1",
-            "port": port,
-            "key_file": "referee.key",
-            "connect_timeout_s": connect_timeout_s,
-        },
     )
-    data = yaml.safe_load(config.read_text())
-    data["bots"].append({"name": "far", "remote_key": bot_public_key})
-    config.write_text(yaml.safe_dump(data, sort_keys=False))
-    return config, public, port
+    return config, public, int(endpoint.rsplit(":", 1)[1])
 
 
 def test_a_remote_bot_plays_its_matches_over_curve_zmq(tmp_path: Path) -> None:
@@ -486,19 +470,6 @@ def test_a_busy_listen_port_is_refused_before_anything_is_written(tmp_path: Path
         holder.listen()
         with pytest.raises(TournamentError, match=f"listen: cannot listen on 127.0.0.1:{port}"):
             run_tournament(setup, display=quiet())
-    assert not (tmp_path / "out").exists()
-
-
-def test_remote_bots_refuse_more_than_one_match_at_a_time(tmp_path: Path) -> None:
-    """The config says so (test_config); --concurrency and --local-cluster overrides are
-    refused before any play."""
-    config, _, _ = remote_config(tmp_path, generate_keys()[0], connect_timeout_s=1)
-    setup = load_config(config).with_overrides(output=tmp_path / "out", concurrency=2)
-    with pytest.raises(TournamentError, match=r"far play one match at a time .* not 2"):
-        run_tournament(setup, display=quiet())
-    on_cluster = load_config(config).with_overrides(output=tmp_path / "out", local_cluster=2)
-    with pytest.raises(TournamentError, match="far dial in to this machine"):
-        run_tournament(on_cluster, display=quiet())
     assert not (tmp_path / "out").exists()
 
 

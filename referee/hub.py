@@ -1,0 +1,577 @@
+"""The remote bots' listener of a tournament: one CurveZMQ socket for every remote bot, lent
+to the workers one match at a time.
+
+A remote bot dials in to the tournament's one address; the referees that play the matches
+are worker processes (a local pool, or Dask workers on other machines), each with a socket of
+its own, and a TCP connection cannot be handed from one process to another. So the hub,
+running in a thread of the coordinator, owns every remote bot's connections and relays:
+
+- A **line** is one connection of a remote bot that said a valid ``hello``; the hub answers
+  it with ``welcome``, pings it while it is idle (so that it never goes silent) and notices at
+  once when it drops (a socket monitor reports the closed descriptor). A bot may keep up to
+  its ``connections`` lines busy at once, each playing one match; a few spare connections
+  (as many again) are welcomed and wait, taking over when a line drops; more are rejected.
+- A **link** is a worker's referee (:class:`~referee.server.BotServer` with a
+  :class:`RemoteLink`): a ``DEALER`` on the hub's ipc socket (local workers) or on the public
+  listener with the run's worker key (Dask workers). For a match it **leases** a line of the
+  bot, exchanges the match's messages through the hub as if the bot were its own peer, and
+  releases the line at the end. A lease waits a bounded time for a free line; then the worker
+  is told the bot is absent, and the match is forfeited as for a bot that never said hello.
+
+Link frames (all bytes): a bot's message is ``[line, payload]`` both ways; a command is
+``[b"", name, *arguments]``: ``lease request key absent_ms busy_ms``, ``cancel request`` and
+``release line next_id`` from a worker; ``leased request line protocol next_id hello``,
+``absent request reason`` and ``gone line reason`` from the hub.
+
+The referee's message ids stay increasing on each connection across leases: a lease carries
+the next id, and a release gives it back (a worker that vanished without releasing has its
+lines reclaimed when its link drops, counting the messages it had the hub forward).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import zmq
+from zmq.auth.thread import ThreadAuthenticator
+
+from protocol import builders
+from protocol.codec import BOT_MESSAGE_DEPTH, MAX_MESSAGE_BYTES, decode_map, validate_bot_message
+from protocol.codes import RejectCode
+from protocol.errors import ProtocolError
+from protocol.messages import Hello
+from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
+from referee.rundir import PrivateDirectory
+from referee.server import SERVER_NAME, RemoteLink, RemoteListener, bind_tcp, generate_keys
+
+__all__ = ["LineCounts", "RemoteHub", "RemoteLink"]
+
+#: Largest message decoded from a connection that has not said hello (a hello is far smaller).
+_HELLO_BYTES = 4096
+_HARD_MESSAGE_LIMIT = 1 << 20
+_QUEUE_LIMIT = 1000
+_POLL_MS = 100
+_EVENT = struct.Struct("=HI")
+
+
+@dataclass(frozen=True, slots=True)
+class LineCounts:
+    """A remote bot's lines as the hub sees them: connected, and lent to a match now."""
+
+    lines: int
+    leased: int
+
+
+@dataclass(slots=True, eq=False)
+class _Line:
+    """One welcomed connection of a remote bot."""
+
+    line_id: bytes
+    identity: bytes
+    key: str
+    descriptor: int | None
+    protocol: str
+    hello: bytes
+    next_id: int
+    #: The link it is lent to, and how many messages that link had forwarded to it.
+    lessee: tuple[int, bytes] | None = None
+    forwarded: int = 0
+    last_sent: float = 0.0
+    #: When it was last lent: the line lent longest ago goes next, spreading the matches.
+    lent_at: float = 0.0
+
+
+@dataclass(slots=True, eq=False)
+class _Request:
+    """A worker's lease request waiting for a free line."""
+
+    link: tuple[int, bytes]
+    request: bytes
+    key: str
+    absent_deadline: float
+    busy_deadline: float
+
+
+class RemoteHub:
+    """The listener of every remote bot of a tournament (a thread; see the module).
+
+    ``bots`` maps each remote bot's public key to its ``connections`` limit. Workers on
+    this machine link through an ipc socket (:meth:`local_link`), workers elsewhere through
+    the public listener with the run's worker key (:meth:`tcp_link`). Raises OSError if it
+    cannot listen.
+    """
+
+    def __init__(
+        self,
+        listener: RemoteListener,
+        bots: Mapping[str, int],
+        *,
+        heartbeat_ms: int = 5000,
+        supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+    ) -> None:
+        self.heartbeat_ms = heartbeat_ms
+        self.supported_versions = supported_versions
+        self._limits = dict(bots)
+        self._worker_public, self._worker_secret = generate_keys()
+        self._listener = listener
+        self._lock = threading.Lock()
+        self._counts: dict[str, LineCounts] = {key: LineCounts(0, 0) for key in self._limits}
+        #: Why the last hello of each key was rejected (over the limit, no common version).
+        self._rejections: dict[str, str] = {}
+        #: Messages dropped: from strangers, idle lines, or for lines not lent to the sender.
+        self.stray_messages = 0
+        self._context = zmq.Context()
+        self._directory = PrivateDirectory()
+        self._authenticator: ThreadAuthenticator | None = None
+        self._sockets: list[zmq.Socket[bytes]] = []
+        try:
+            self._authenticator = ThreadAuthenticator(self._context)
+            self._authenticator.start()
+            self._authenticator.configure_curve_callback("aegis", _Admit(self))
+            self._public = self._router()
+            self._public.setsockopt(zmq.CURVE_SERVER, 1)
+            self._public.setsockopt(zmq.CURVE_SECRETKEY, listener.secret_key.encode())
+            self._public.setsockopt(zmq.CURVE_PUBLICKEY, listener.public_key.encode())
+            self._public.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
+            # ZMTP heartbeats: a peer that vanished without closing (its host went down) is
+            # dropped, and its descriptor reported closed.
+            self._public.setsockopt(zmq.HEARTBEAT_IVL, heartbeat_ms)
+            self._public.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * heartbeat_ms)
+            self._public_monitor = self._public.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self._sockets.append(self._public_monitor)
+            try:
+                #: Where remote bots dial in (the port chosen, if the listener's was 0).
+                self.endpoint = bind_tcp(self._public, listener.host, listener.port)
+            except zmq.ZMQError as error:
+                raise OSError(
+                    f"cannot listen on {listener.host}:{listener.port}: {error}"
+                ) from None
+            self._local = self._router()
+            self._local_monitor = self._local.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self._sockets.append(self._local_monitor)
+            self.local_endpoint = f"ipc://{self._directory.path}/referee"
+            self._local.bind(self.local_endpoint)
+            self._wake = self._context.socket(zmq.PAIR)
+            self._wake_in = self._context.socket(zmq.PAIR)
+            self._sockets += [self._wake, self._wake_in]
+            self._wake.bind(f"inproc://hub-wake-{id(self)}")
+            self._wake_in.connect(f"inproc://hub-wake-{id(self)}")
+        except BaseException:
+            self._teardown()
+            raise
+        self._pack = msgpack.Packer(use_bin_type=True).pack
+        self._lines: dict[bytes, _Line] = {}  # by the connection's identity
+        self._by_line_id: dict[bytes, _Line] = {}
+        self._descriptors: dict[tuple[int, int], Any] = {}  # (socket, fd) -> line or link
+        self._links: dict[tuple[int, bytes], int | None] = {}  # link -> its descriptor
+        self._waiting: deque[_Request] = deque()
+        self._line_numbers = itertools.count(1)
+        self._hub_id = 0
+        self._stop = threading.Event()
+        self._closing_reason = "tournament over"
+        self._thread = threading.Thread(target=self._serve, name="remote-hub", daemon=True)
+        self._thread.start()
+
+    def _router(self) -> zmq.Socket[bytes]:
+        socket = self._context.socket(zmq.ROUTER)
+        self._sockets.append(socket)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
+        socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
+        socket.setsockopt(zmq.SNDHWM, _QUEUE_LIMIT)
+        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
+        return socket
+
+    # -- what the coordinator sees ---------------------------------------------------------
+
+    def counts(self) -> dict[str, LineCounts]:
+        """Each remote bot's lines (by public key), as of now."""
+        with self._lock:
+            return dict(self._counts)
+
+    def rejection(self, key: str) -> str | None:
+        """Why the last hello with ``key`` was rejected, if one was."""
+        with self._lock:
+            return self._rejections.get(key)
+
+    def local_link(self) -> RemoteLink:
+        """The link of a worker on this machine (ipc, in a directory of this user alone)."""
+        return RemoteLink(self.local_endpoint)
+
+    def tcp_link(self, host: str) -> RemoteLink:
+        """The link of a worker on another machine, which reaches the listener at ``host``
+        with the run's worker key."""
+        port = self.endpoint.rsplit(":", 1)[1]
+        host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        return RemoteLink(
+            f"tcp://{host}:{port}",
+            self._listener.public_key,
+            self._worker_public,
+            self._worker_secret,
+        )
+
+    def close(self, reason: str = "tournament over") -> None:
+        """Send every connected remote bot ``shutdown`` and stop listening; idempotent."""
+        if self._stop.is_set():
+            return
+        self._closing_reason = reason
+        self._stop.set()
+        with contextlib.suppress(zmq.ZMQError):
+            self._wake_in.send(b"", zmq.NOBLOCK)
+        self._thread.join(10.0)
+        self._teardown()
+
+    def __enter__(self) -> RemoteHub:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _teardown(self) -> None:
+        for socket in self._sockets:
+            # The public socket may still hold the bots' shutdowns: a moment to send them.
+            socket.close(500 if socket is getattr(self, "_public", None) else 0)
+        if self._authenticator is not None:
+            self._authenticator.stop()
+        self._context.destroy(linger=0)
+        self._directory.remove()
+
+    def is_admitted(self, key: str) -> bool:
+        """The ZAP check: a configured remote bot's key, or the worker key."""
+        return key in self._limits or key == self._worker_public
+
+    # -- the thread --------------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        poller = zmq.Poller()
+        for socket in (self._public, self._local, self._public_monitor, self._local_monitor):
+            poller.register(socket, zmq.POLLIN)
+        poller.register(self._wake, zmq.POLLIN)
+        try:
+            while not self._stop.is_set():
+                ready = dict(poller.poll(_POLL_MS))
+                self._read_monitor(self._public_monitor, self._public)
+                self._read_monitor(self._local_monitor, self._local)
+                if self._public in ready:
+                    self._read(self._public)
+                if self._local in ready:
+                    self._read(self._local)
+                now = time.monotonic()
+                self._expire(now)
+                self._ping_idle(now)
+        finally:
+            for line in list(self._lines.values()):
+                with contextlib.suppress(zmq.ZMQError):
+                    self._to_line(line, builders.shutdown(self._closing_reason), zmq.NOBLOCK)
+
+    def _read(self, socket: zmq.Socket[bytes]) -> None:
+        for _ in range(4 * _QUEUE_LIMIT):  # bounded: a flood cannot starve the other socket
+            try:
+                parts = socket.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            identity = parts[0].bytes
+            if socket is self._local:
+                self._from_link((0, identity), parts)
+                continue
+            user = str(parts[-1].get("User-Id") or "") if len(parts) > 1 else ""
+            if user == self._worker_public:
+                link = (1, identity)
+                self._from_link(link, parts)
+            elif identity in self._lines:
+                self._from_line(self._lines[identity], parts)
+            else:
+                self._stranger(identity, parts, user)
+
+    @staticmethod
+    def _descriptor_of(frame: zmq.Frame) -> int | None:
+        with contextlib.suppress(zmq.ZMQError, ValueError, TypeError):
+            return int(frame.get(zmq.SRCFD))
+        return None
+
+    def _read_monitor(self, monitor: zmq.Socket[bytes], socket: zmq.Socket[bytes]) -> None:
+        """Connections that closed: a line is gone (its lessee told), a link's lines return."""
+        which = 1 if socket is self._public else 0
+        while True:
+            try:
+                frames = monitor.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if len(frames[0]) < _EVENT.size:
+                continue
+            event, descriptor = _EVENT.unpack_from(frames[0])
+            if event != int(zmq.EVENT_DISCONNECTED):
+                continue
+            owner = self._descriptors.pop((which, descriptor), None)
+            if isinstance(owner, _Line):
+                self._drop_line(owner, "its connection closed")
+            elif owner is not None:
+                self._drop_link(owner)
+
+    # -- remote bots -------------------------------------------------------------------------
+
+    def _stranger(self, identity: bytes, parts: list[zmq.Frame], key: str) -> None:
+        """A message from a connection that has not said hello: only a hello is read."""
+        if key not in self._limits or len(parts) != 2 or len(parts[1]) > _HELLO_BYTES:
+            self.stray_messages += 1
+            return
+        data: dict[str, Any] | None = None
+        try:
+            data = decode_map(parts[1].bytes, max_depth=BOT_MESSAGE_DEPTH)
+            hello = validate_bot_message(data)
+        except ProtocolError as error:
+            self.stray_messages += 1
+            if data is not None and data.get("type") == "hello":
+                self._reject(identity, None, RejectCode.MALFORMED, str(error))
+            return
+        if not isinstance(hello, Hello):
+            self.stray_messages += 1
+            return
+        chosen = negotiate_version(hello.versions, self.supported_versions)
+        if chosen is None:
+            reason = f"no common protocol version in {hello.versions}"
+            self._note_rejected(key, reason)
+            self._reject(identity, hello.id, RejectCode.VERSION, reason)
+            return
+        # Closed connections first: a bot that reconnected must not find its old line in
+        # the way (the monitor reports a close before the new connection's hello arrives).
+        self._read_monitor(self._public_monitor, self._public)
+        limit = self._limits[key]
+        lines = sum(1 for line in self._lines.values() if line.key == key)
+        if lines >= 2 * limit:
+            reason = (
+                f"this key has {lines} connections already: it may play on {limit} at once "
+                f"(connections: {limit}) and keep as many spare"
+            )
+            self._note_rejected(key, reason)
+            self._reject(identity, hello.id, RejectCode.AUTH, reason)
+            return
+        line = _Line(
+            line_id=b"L%d" % next(self._line_numbers),
+            identity=identity,
+            key=key,
+            descriptor=self._descriptor_of(parts[-1]),
+            protocol=chosen,
+            hello=parts[1].bytes,
+            next_id=0,
+        )
+        try:
+            self._to_line(
+                line,
+                builders.welcome(
+                    hello.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES
+                ),
+                zmq.NOBLOCK,
+            )
+        except zmq.ZMQError:
+            return  # gone already
+        self._lines[identity] = line
+        self._by_line_id[line.line_id] = line
+        if line.descriptor is not None:
+            self._descriptors[(1, line.descriptor)] = line
+        self._recount(key)
+        self._serve_waiting()
+
+    def _note_rejected(self, key: str, reason: str) -> None:
+        with self._lock:
+            self._rejections[key] = reason
+
+    def _reject(self, identity: bytes, reply_to: int | None, code: RejectCode, reason: str) -> None:
+        self._hub_id += 1
+        message = {"version": PROTOCOL_VERSION, "id": self._hub_id}
+        message.update(builders.reject(reply_to, code, reason, self.supported_versions))
+        with contextlib.suppress(zmq.ZMQError):
+            self._public.send_multipart([identity, self._pack(message)], zmq.NOBLOCK)
+
+    def _to_line(self, line: _Line, message: dict[str, Any], flags: int = 0) -> None:
+        """Send the hub's own message (welcome, ping, shutdown) on a line."""
+        line.next_id += 1
+        envelope = {"version": line.protocol, "id": line.next_id}
+        envelope.update(message)
+        self._public.send_multipart([line.identity, self._pack(envelope)], flags)
+        line.last_sent = time.monotonic()
+
+    def _from_line(self, line: _Line, parts: list[zmq.Frame]) -> None:
+        if line.lessee is None:
+            # Idle: pongs to the hub's pings, late answers; nothing to decode.
+            return
+        frames = [line.line_id, *(part.bytes for part in parts[1:])]
+        if not self._to_link(line.lessee, frames):
+            self._reclaim(line)
+
+    def _ping_idle(self, now: float) -> None:
+        interval = self.heartbeat_ms / 1000
+        for line in list(self._lines.values()):
+            if line.lessee is None and now - line.last_sent >= interval:
+                try:
+                    self._to_line(line, builders.ping(), zmq.NOBLOCK)
+                except zmq.ZMQError:
+                    self._drop_line(line, "its connection is gone")
+
+    def _drop_line(self, line: _Line, reason: str) -> None:
+        if self._lines.get(line.identity) is not line:
+            return
+        del self._lines[line.identity]
+        del self._by_line_id[line.line_id]
+        if line.descriptor is not None and self._descriptors.get((1, line.descriptor)) is line:
+            del self._descriptors[(1, line.descriptor)]
+        if line.lessee is not None:
+            self._to_link(line.lessee, [b"", b"gone", line.line_id, reason.encode()])
+        self._recount(line.key)
+        self._serve_waiting()
+
+    def _recount(self, key: str) -> None:
+        lines = [line for line in self._lines.values() if line.key == key]
+        counts = LineCounts(len(lines), sum(line.lessee is not None for line in lines))
+        with self._lock:
+            self._counts[key] = counts
+
+    # -- workers -----------------------------------------------------------------------------
+
+    def _from_link(self, link: tuple[int, bytes], parts: list[zmq.Frame]) -> None:
+        if link not in self._links:
+            descriptor = self._descriptor_of(parts[-1])
+            self._links[link] = descriptor
+            if descriptor is not None:
+                self._descriptors[(link[0], descriptor)] = link
+        if len(parts) < 2:
+            return
+        head = parts[1].bytes
+        if head:
+            line = self._by_line_id.get(head)
+            if line is None or line.lessee != link:
+                self.stray_messages += 1
+                return
+            line.forwarded += 1
+            try:
+                self._public.send_multipart(
+                    [line.identity, *(part.bytes for part in parts[2:])], zmq.NOBLOCK
+                )
+            except zmq.ZMQError:
+                self._drop_line(line, "its connection is gone")
+            return
+        command = [part.bytes for part in parts[2:]]
+        if not command:
+            return
+        name, arguments = command[0], command[1:]
+        if name == b"lease" and len(arguments) == 4:
+            now = time.monotonic()
+            request = _Request(
+                link,
+                arguments[0],
+                arguments[1].decode(errors="replace"),
+                now + int(arguments[2]) / 1000,
+                now + int(arguments[3]) / 1000,
+            )
+            if not self._grant(request):
+                self._waiting.append(request)
+        elif name == b"cancel" and len(arguments) == 1:
+            self._waiting = deque(
+                waiting
+                for waiting in self._waiting
+                if (waiting.link, waiting.request) != (link, arguments[0])
+            )
+        elif name == b"release" and len(arguments) == 2:
+            line = self._by_line_id.get(arguments[0])
+            if line is not None and line.lessee == link:
+                line.next_id = max(line.next_id + line.forwarded, int(arguments[1]))
+                self._return(line)
+
+    def _grant(self, request: _Request) -> bool:
+        """Lend a free line of the bot to the request; False if none is free."""
+        limit = self._limits.get(request.key, 0)
+        lines = [line for line in self._lines.values() if line.key == request.key]
+        if sum(line.lessee is not None for line in lines) >= limit:
+            return False
+        free = [line for line in lines if line.lessee is None]
+        if not free:
+            return False
+        line = min(free, key=lambda candidate: candidate.lent_at)
+        line.lessee = request.link
+        line.lent_at = time.monotonic()
+        line.forwarded = 0
+        granted = self._to_link(
+            request.link,
+            [
+                b"",
+                b"leased",
+                request.request,
+                line.line_id,
+                line.protocol.encode(),
+                b"%d" % line.next_id,
+                line.hello,
+            ],
+        )
+        if not granted:
+            line.lessee = None
+            return True  # nobody to lend it to: the request is done with
+        self._recount(line.key)
+        return True
+
+    def _return(self, line: _Line) -> None:
+        line.lessee = None
+        line.last_sent = 0.0  # pinged at once: late answers of the match are then behind it
+        self._recount(line.key)
+        self._serve_waiting()
+
+    def _reclaim(self, line: _Line) -> None:
+        line.next_id += line.forwarded
+        self._return(line)
+
+    def _serve_waiting(self) -> None:
+        if not self._waiting:
+            return
+        self._waiting = deque(request for request in self._waiting if not self._grant(request))
+
+    def _expire(self, now: float) -> None:
+        if not self._waiting:
+            return
+        kept: deque[_Request] = deque()
+        for request in self._waiting:
+            connected = any(line.key == request.key for line in self._lines.values())
+            deadline = request.busy_deadline if connected else request.absent_deadline
+            if now < deadline:
+                kept.append(request)
+                continue
+            reason = "every connection of it was busy" if connected else "it was not connected"
+            self._to_link(request.link, [b"", b"absent", request.request, reason.encode()])
+        self._waiting = kept
+
+    def _to_link(self, link: tuple[int, bytes], frames: list[bytes]) -> bool:
+        socket = self._local if link[0] == 0 else self._public
+        try:
+            socket.send_multipart([link[1], *frames], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            self._drop_link(link)
+            return False
+        return True
+
+    def _drop_link(self, link: tuple[int, bytes]) -> None:
+        """A worker is gone: its lines come back (the bots may still answer, late)."""
+        descriptor = self._links.pop(link, None)
+        if descriptor is not None:
+            self._descriptors.pop((link[0], descriptor), None)
+        self._waiting = deque(request for request in self._waiting if request.link != link)
+        for line in list(self._lines.values()):
+            if line.lessee == link:
+                self._reclaim(line)
+
+
+class _Admit:
+    """ZAP callback: admit a CurveZMQ client only with a key the hub knows."""
+
+    def __init__(self, hub: RemoteHub) -> None:
+        self._hub = hub
+
+    def callback(self, domain: str, key: bytes) -> bool:
+        text = key.decode() if isinstance(key, bytes) else str(key)
+        return self._hub.is_admitted(text)

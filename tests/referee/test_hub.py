@@ -1,0 +1,182 @@
+"""The remote bots' hub (referee.hub): who is let in, how many connections a bot may keep,
+and what happens to a lent connection when its worker vanishes. Real CurveZMQ on loopback,
+with raw sockets on the bot's and the worker's side."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgpack
+import pytest
+import zmq
+
+from referee.hub import LineCounts, RemoteHub
+from referee.server import RemoteListener, generate_keys
+
+REFEREE = generate_keys()
+
+
+class Sockets:
+    """The test's DEALER sockets, every one closed at its end."""
+
+    def __init__(self) -> None:
+        self.context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        self.made: list[zmq.Socket[bytes]] = []
+
+    def dealer(self) -> zmq.Socket[bytes]:
+        socket = self.context.socket(zmq.DEALER)
+        socket.linger = 0
+        self.made.append(socket)
+        return socket
+
+    def worker(self, hub: RemoteHub) -> zmq.Socket[bytes]:
+        """A worker's link to the hub (as a local pool worker has)."""
+        socket = self.dealer()
+        socket.connect(hub.local_link().endpoint)
+        return socket
+
+
+@pytest.fixture
+def context() -> Iterator[Sockets]:
+    sockets = Sockets()
+    yield sockets
+    for socket in sockets.made:
+        socket.close(0)
+    sockets.context.term()
+
+
+def hub_for(bots: dict[str, int]) -> RemoteHub:
+    return RemoteHub(RemoteListener("127.0.0.1", 0, *REFEREE), bots, heartbeat_ms=1000)
+
+
+def dial(context: Sockets, hub: RemoteHub, keys: tuple[str, str]) -> zmq.Socket[bytes]:
+    """A remote bot's DEALER, connected with its key pair."""
+    socket = context.dealer()
+    socket.curve_serverkey = REFEREE[0].encode()
+    socket.curve_publickey = keys[0].encode()
+    socket.curve_secretkey = keys[1].encode()
+    socket.connect(hub.endpoint)
+    return socket
+
+
+def hello(socket: zmq.Socket[bytes], versions: tuple[str, ...] = ("1.1",)) -> dict[str, Any]:
+    """Say hello; the hub's answer, or {} if none comes within a second."""
+    message = {"version": "1.1", "type": "hello", "id": 1, "versions": list(versions)}
+    socket.send(msgpack.packb({**message, "name": "raw"}))
+    if not socket.poll(1000):
+        return {}
+    answer: dict[str, Any] = msgpack.unpackb(socket.recv())
+    return answer
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_an_unknown_key_is_refused_before_any_message(
+    context: Sockets,
+) -> None:
+    registered = generate_keys()
+    with hub_for({registered[0]: 1}) as hub:
+        intruder = dial(context, hub, generate_keys())
+        assert hello(intruder) == {}
+        assert hub.counts() == {registered[0]: LineCounts(0, 0)}
+        assert hub.stray_messages == 0  # CurveZMQ refused it: nothing was even read
+        assert hello(dial(context, hub, registered))["type"] == "welcome"
+        assert hub.counts() == {registered[0]: LineCounts(1, 0)}
+
+
+def test_a_bot_keeps_its_connections_and_as_many_spare(
+    context: Sockets,
+) -> None:
+    keys = generate_keys()
+    with hub_for({keys[0]: 1}) as hub:
+        assert hello(dial(context, hub, keys))["type"] == "welcome"
+        assert hello(dial(context, hub, keys))["type"] == "welcome"  # a spare
+        third = hello(dial(context, hub, keys))
+        assert (third["type"], third["code"]) == ("reject", "auth")
+        assert "connections: 1" in third["reason"]
+        assert hub.counts()[keys[0]] == LineCounts(2, 0)
+        assert hub.rejection(keys[0]) == third["reason"]
+
+
+def test_a_hello_without_a_common_version_is_rejected_and_remembered(
+    context: Sockets,
+) -> None:
+    keys = generate_keys()
+    with hub_for({keys[0]: 1}) as hub:
+        answer = hello(dial(context, hub, keys), versions=("7.0",))
+        assert (answer["type"], answer["code"]) == ("reject", "version")
+        assert hub.rejection(keys[0]) == "no common protocol version in ['7.0']"
+        assert hub.counts()[keys[0]] == LineCounts(0, 0)
+
+
+def test_a_closed_connection_is_noticed_and_idle_ones_are_pinged(
+    context: Sockets,
+) -> None:
+    keys = generate_keys()
+    with hub_for({keys[0]: 1}) as hub:
+        bot = dial(context, hub, keys)
+        assert hello(bot)["type"] == "welcome"
+        assert bot.poll(3000)  # heartbeat_ms 1000: an idle line is pinged
+        assert msgpack.unpackb(bot.recv())["type"] == "ping"
+        bot.close(0)
+        assert eventually(lambda: hub.counts()[keys[0]] == LineCounts(0, 0))
+
+
+def test_the_lines_of_a_worker_that_vanishes_come_back(
+    context: Sockets,
+) -> None:
+    """A worker leases a line, then its process dies without giving it back: the hub sees
+    its link close and lends the line to the next worker, ids still increasing."""
+    keys = generate_keys()
+    with hub_for({keys[0]: 1}) as hub:
+        bot = dial(context, hub, keys)
+        welcome = hello(bot)
+        worker = context.worker(hub)
+        worker.send_multipart([b"", b"lease", b"1", keys[0].encode(), b"1000", b"1000"])
+        assert worker.poll(3000)
+        leased = worker.recv_multipart()
+        assert leased[:3] == [b"", b"leased", b"1"]
+        line, protocol, next_id = leased[3], leased[4], int(leased[5])
+        assert protocol == b"1.1"
+        assert next_id >= welcome["id"]
+        ping = {"version": "1.1", "type": "ping", "id": next_id + 1}
+        worker.send_multipart([line, msgpack.packb(ping)])
+        while True:  # the hub's own pings, sent before the lease, may come first
+            assert bot.poll(3000)
+            seen = msgpack.unpackb(bot.recv())
+            if seen["id"] == next_id + 1:
+                break
+        bot.send(msgpack.packb({"version": "1.1", "type": "pong", "id": 2, "reply_to": seen["id"]}))
+        assert worker.poll(3000)
+        assert worker.recv_multipart()[0] == line  # the bot's answer reaches its lessee
+        assert hub.counts()[keys[0]] == LineCounts(1, 1)
+        worker.close(0)
+        assert eventually(lambda: hub.counts()[keys[0]] == LineCounts(1, 0))
+        again = context.worker(hub)
+        again.send_multipart([b"", b"lease", b"2", keys[0].encode(), b"1000", b"1000"])
+        assert again.poll(3000)
+        second = again.recv_multipart()
+        assert second[:4] == [b"", b"leased", b"2", line]
+        assert int(second[5]) >= next_id + 1  # the id the vanished worker used is behind
+
+
+def test_a_lease_for_a_bot_that_is_not_connected_waits_then_says_so(
+    context: Sockets,
+) -> None:
+    keys = generate_keys()
+    with hub_for({keys[0]: 1}) as hub:
+        worker = context.worker(hub)
+        started = time.monotonic()
+        worker.send_multipart([b"", b"lease", b"7", keys[0].encode(), b"300", b"5000"])
+        assert worker.poll(3000)
+        assert worker.recv_multipart() == [b"", b"absent", b"7", b"it was not connected"]
+        assert 0.25 <= time.monotonic() - started < 2.0
