@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from referee.server import generate_keys
 from tests.referee.test_remote import remote_bot
 from tests.tournaments.helpers import RAWBOT, assert_stored_exactly_once, remote_tournament
@@ -153,3 +155,24 @@ def test_a_remote_bot_that_disconnects_mid_match(tmp_path: Path) -> None:
     assert [row["forfeit_kind"] for row in far] == ["disconnect"] + ["handshake"] * 3
     assert "its connection closed" in str(far[0]["forfeit_json"])
     assert json.loads(str(far[0]["timings_json"]))["decisions"] != [0, 0]
+
+
+def test_remote_bots_on_a_dask_cluster(tmp_path: Path) -> None:
+    """Workers of a Dask cluster reach the remote bots through the coordinator's listener,
+    with the run's own key pair."""
+    pytest.importorskip("distributed", reason="needs the cluster extra (dask)")
+    keys = generate_keys()
+    config, referee, endpoint = remote_tournament(
+        tmp_path, ["alpha"], {"far": (keys[0], 1)}, connect_timeout_s=30, matches_per_pair=2
+    )
+    process = remote_bot(endpoint, referee, keys, RAWBOT)
+    with running([process]):
+        setup = load_config(config).with_overrides(output=tmp_path / "out", local_cluster=1)
+        display = quiet()
+        summary, _ = run_tournament(setup, display=display)
+        assert summary.complete, summary
+        assert process.wait(15) == 0
+    for row in rows(tmp_path / "out" / "results.sqlite").values():
+        assert json.loads(str(row["faults_json"])) == [], row
+    notes = display.console.file.getvalue()  # type: ignore[attr-defined]
+    assert f"Workers reach the remote bots through {endpoint}" in notes
