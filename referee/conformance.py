@@ -34,6 +34,14 @@ decision ``warmup_ms`` more: a bot should not need warm-up time at every match. 
 ``warmup_ms`` longer, so that a slow answer is reported with its time and the conversation
 stays in step.
 
+A **remote bot** (one that runs elsewhere and dials in over CurveZMQ with its key pair) goes
+through :data:`REMOTE_CHECKLIST`: the same items but ``unsupported_version`` (the checker
+cannot start a second copy of it) and ``no_leftovers`` (it cannot see the bot's machine);
+its ``handshake`` is dialling in within ``connect_s`` and saying a valid ``hello``, and its
+``shutdown`` is closing the connection within 1 second. A remote bot that fails an item goes
+on if it still answers a ``ping``; one whose connection is gone has ``warmup_ms`` to dial in
+again, since it cannot be restarted from here.
+
 One failure does not stop the check: after a failed item the checker makes sure the bot still
 answers a ``ping``, and restarts it if its process is gone or stuck. Every wait is bounded,
 and everything the checker started is stopped before :func:`check_bot` returns.
@@ -70,10 +78,11 @@ from referee.rules.play import MatchCourse, Player, PolicyPlayer, play_match
 from referee.runner import BotPlayer, TimeControl
 from referee.sandbox import SandboxPlan
 from referee.selfplay import RandomPolicy, derive_seed
-from referee.server import BotServer, BotSession
+from referee.server import BotServer, BotSession, RemoteListener
 
 __all__ = [
     "CHECKLIST",
+    "REMOTE_CHECKLIST",
     "Advice",
     "CheckItem",
     "CheckReport",
@@ -201,9 +210,13 @@ class CheckSettings:
     seed: int = 1
     #: How the bot is started: as a tournament starts it (sandboxed where it can be).
     sandbox: SandboxPlan | None = None
+    #: A remote bot: seconds it has to dial in and say hello.
+    connect_s: float = 60.0
 
     def __post_init__(self) -> None:
-        if min(self.decision_ms, self.warmup_ms, self.heartbeat_ms, self.matches) < 1:
+        if min(self.decision_ms, self.warmup_ms, self.heartbeat_ms, self.matches) < 1 or (
+            self.connect_s <= 0
+        ):
             raise ValueError(f"invalid check settings {self}")
 
 
@@ -270,16 +283,21 @@ def check_bot(
     spec: BotSpec,
     settings: CheckSettings | None = None,
     *,
+    listener: RemoteListener | None = None,
     on_result: Callable[[ItemResult], None] | None = None,
 ) -> CheckReport:
     """Run the bot ``spec`` through :data:`CHECKLIST`; ``on_result`` sees each item's result
-    as soon as it is known. Never raises for anything the bot does."""
-    if spec.is_remote:
-        raise ValueError(f"bot {spec.name!r} is remote: check-bot starts the bots it checks")
+    as soon as it is known. Never raises for anything the bot does.
+
+    A remote bot (``spec.curve_public_key``) dials in to ``listener`` with its key pair and
+    goes through :data:`REMOTE_CHECKLIST`: the items that make sense for a bot the checker
+    did not start."""
+    if spec.is_remote and listener is None:
+        raise ValueError(f"bot {spec.name!r} is remote: it needs a listener to dial in to")
     settings = settings or CheckSettings()
     results: list[ItemResult] = []
-    with _Checker(spec, settings) as checker:
-        for item in CHECKLIST:
+    with _Checker(spec, settings, listener) as checker:
+        for item in REMOTE_CHECKLIST if spec.is_remote else CHECKLIST:
             started = time.monotonic()
             verdict = checker.run(item)
             result = ItemResult(
@@ -306,11 +324,19 @@ class _Answer:
 class _Checker:
     """The checker's side: one server, the bot's current session, restarts and bookkeeping."""
 
-    def __init__(self, spec: BotSpec, settings: CheckSettings) -> None:
+    def __init__(
+        self, spec: BotSpec, settings: CheckSettings, listener: RemoteListener | None = None
+    ) -> None:
         self.spec = spec
         self.settings = settings
+        #: A bot that dials in rather than one the checker starts.
+        self.remote = spec.is_remote
         self.clock = TimeControl(decision_ms=settings.decision_ms, warmup_ms=settings.warmup_ms)
-        self.server = BotServer(heartbeat_ms=settings.heartbeat_ms, sandbox=settings.sandbox)
+        self.server = BotServer(
+            heartbeat_ms=settings.heartbeat_ms,
+            sandbox=settings.sandbox,
+            remote=listener if self.remote else None,
+        )
         self.session: BotSession | None = None
         #: Why the bot cannot be used any more (it could not be started), if so.
         self.unavailable: str | None = None
@@ -334,13 +360,19 @@ class _Checker:
 
     # -- the bot's process ------------------------------------------------------------------
 
-    def start(self) -> Fault | None:
-        """Start the bot and wait for its hello; None once it is connected."""
-        session = self.server.start_bot(self.spec)
+    def start(self, wait_s: float | None = None) -> Fault | None:
+        """Start the bot (a remote bot: wait ``wait_s``, by default ``connect_s``, for it to
+        dial in) and wait for its hello; None once it is connected."""
+        if self.remote:
+            session = self.server.expect_remote(self.spec)
+            timeout_s = self.settings.connect_s if wait_s is None else wait_s
+        else:
+            session = self.server.start_bot(self.spec)
+            timeout_s = self.settings.warmup_ms / 1000
         self.session = session
         if session.handshake_fault is not None:
             return session.handshake_fault
-        return self.server.handshake(session, self.settings.warmup_ms / 1000)
+        return self.server.handshake(session, timeout_s)
 
     def connected(self) -> BotSession:
         """The connected session (only called by items that need the bot)."""
@@ -373,6 +405,8 @@ class _Checker:
             return self.unavailable
         if self._healthy():
             return None
+        if self.remote:
+            return self._recover_remote()
         if self.session is not None:
             self.server.stop_bot(self.session, "restart", grace=0.2)
         self.restarts += 1
@@ -380,6 +414,33 @@ class _Checker:
         if fault is not None:
             self.unavailable = (
                 f"the bot could not be restarted ({fault_reason(fault, self.spec.command)})"
+            )
+            return self.unavailable
+        return None
+
+    def _recover_remote(self) -> str | None:
+        """A remote bot cannot be restarted from here: one still connected goes on if it
+        answers a ping; one whose connection is gone has ``warmup_ms`` to dial in again."""
+        session = self.session
+        warmup_s = self.settings.warmup_ms / 1000
+        if session is not None and session.connected:
+            session.pending_fault = None
+            outcome = self.server.request(session, builders.ping(), "pong", warmup_s)
+            if not isinstance(outcome, Fault):
+                return None
+            if outcome.kind is not FaultKind.DISCONNECT:
+                reason = fault_reason(outcome, self.spec.command)
+                self.unavailable = f"the bot does not answer a ping ({reason})"
+                return self.unavailable
+        if session is not None:
+            self.server.forget(session)
+        self.restarts += 1
+        fault = self.start(warmup_s)
+        if fault is not None:
+            reason = fault_reason(fault, self.spec.command)
+            self.unavailable = (
+                "its connection is gone and it did not dial in again within warmup_ms (a "
+                f"remote bot cannot be restarted from here: {reason})"
             )
             return self.unavailable
         return None
@@ -696,8 +757,9 @@ def check_handshake(checker: _Checker) -> Verdict:
             checker.server.stop_bot(session, "handshake failed", grace=0.0)
         return Fail(fault_reason(fault, checker.spec.command) if fault is not None else "no hello")
     hello = session.hello
+    how = "dialled in with its key" if checker.remote else "with its token"
     return Pass(
-        f"hello from {hello.name!r} offering {', '.join(hello.versions)}, with its token, "
+        f"hello from {hello.name!r} offering {', '.join(hello.versions)}, {how}, "
         f"after {elapsed:.0f} ms; welcomed with protocol {session.protocol}"
     )
 
@@ -812,8 +874,11 @@ def check_unknown_type(checker: _Checker) -> Verdict:
 def check_several_matches(checker: _Checker) -> Verdict:
     """Several full matches in one process, under the referee's clock, without a fault."""
     session = checker.connected()
-    assert session.process is not None
-    pid = session.process.pid
+    where = (
+        "all on one connection"
+        if session.process is None
+        else f"all in process {session.process.pid}"
+    )
     games = decisions = 0
     slowest = 0.0
     total = checker.settings.matches
@@ -829,7 +894,7 @@ def check_several_matches(checker: _Checker) -> Verdict:
         return Fail(f"the process ended after match {total} without being told to")
     return Pass(
         f"{total} matches ({games} games, {decisions} decisions) against an in-process random "
-        f"player, all in process {pid}; slowest answer {slowest:.1f} ms"
+        f"player, {where}; slowest answer {slowest:.1f} ms"
     )
 
 
@@ -968,6 +1033,22 @@ def check_shutdown(checker: _Checker) -> Verdict:
     return Pass(f"exited with code 0 after {elapsed:.2f} s")
 
 
+def check_remote_shutdown(checker: _Checker) -> Verdict:
+    """After ``shutdown`` a remote bot closes its connection within a second."""
+    session = checker.connected()
+    fault = checker.server.notify(session, builders.shutdown("conformance check over"))
+    checker.shutdown_sent = True
+    if fault is not None:
+        return Fail(f"shutdown could not be sent ({fault_reason(fault, checker.spec.command)})")
+    started = time.monotonic()
+    while checker.server.still_connected(session):
+        if time.monotonic() - started > SHUTDOWN_SECONDS:
+            return Fail(f"still connected {SHUTDOWN_SECONDS:.1f} s after shutdown")
+        time.sleep(0.05)
+    session.closed = True  # the cleanup must not say shutdown twice
+    return Pass(f"closed its connection after {time.monotonic() - started:.2f} s")
+
+
 def check_no_leftovers(checker: _Checker) -> Verdict:
     """Once the bot has exited, no process carrying its token remains."""
     session = checker.session
@@ -1100,4 +1181,27 @@ CHECKLIST: tuple[CheckItem, ...] = (
         check_no_leftovers,
         needs_bot=False,
     ),
+)
+
+#: The checklist of a remote bot, which dials in with its key pair: every item but those
+#: about its process (another copy offered an unknown version, what it leaves behind), and
+#: its handshake and shutdown judged by what its connection does.
+REMOTE_CHECKLIST: tuple[CheckItem, ...] = tuple(
+    CheckItem(
+        "handshake",
+        "dials in with its key pair within the connect timeout and says a valid hello, "
+        "offering protocol 1.0 or 1.1; is welcomed",
+        check_handshake,
+        needs_bot=False,
+    )
+    if item.name == "handshake"
+    else CheckItem(
+        "shutdown",
+        f"closes its connection within {SHUTDOWN_SECONDS:.0f} s of shutdown",
+        check_remote_shutdown,
+    )
+    if item.name == "shutdown"
+    else item
+    for item in CHECKLIST
+    if item.name not in ("unsupported_version", "no_leftovers")
 )

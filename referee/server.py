@@ -587,6 +587,20 @@ class BotServer:
         if self._focus in sessions:
             self._focus = None
 
+    def still_connected(self, session: BotSession) -> bool:
+        """Whether a remote bot's connection is still open: a ``ping`` is sent to find out
+        (sending to a closed connection fails at once)."""
+        if session.identity is None or self._remote_socket is None:
+            return False
+        envelope = {"version": session.protocol or PROTOCOL_VERSION, "id": session.next_id + 1}
+        envelope.update(builders.ping())
+        try:
+            _send_frames(self._remote_socket, session.identity, self._pack(envelope), _NOBLOCK)
+        except zmq.ZMQError as error:
+            return error.errno == zmq.EAGAIN  # not reading, but there
+        session.next_id += 1
+        return True
+
     def drain(self, timeout_s: float = 0.0) -> None:
         """Read whatever is waiting (faults between turns are noticed this way)."""
         self._pump(timeout_s)

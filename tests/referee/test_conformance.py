@@ -221,8 +221,8 @@ def test_settings_are_checked() -> None:
         CheckSettings(matches=0)
 
 
-def test_a_remote_spec_is_refused() -> None:
-    with pytest.raises(ValueError, match="remote"):
+def test_a_remote_spec_needs_a_listener() -> None:
+    with pytest.raises(ValueError, match="remote: it needs a listener"):
         check_bot(BotSpec("far", curve_public_key="x" * 40))
 
 

@@ -15,7 +15,6 @@ from referee.records import dumps_line
 from referee.runner import MatchReport, MatchRunner, TimeControl
 from referee.sandbox import SandboxMode
 from referee.selfplay import derive_seed
-from referee.server import RemoteListener, listen_problem, read_secret_key
 from tournaments.cli.common import EXIT_UNREADABLE, write_record_or_exit
 from tournaments.cli.options import (
     BOT_HELP,
@@ -23,11 +22,14 @@ from tournaments.cli.options import (
     NO_RULES_FLAGS,
     BankMsOption,
     DecisionMsOption,
+    KeyFileOption,
+    ListenOption,
     RecordOption,
     RulesFlags,
     SandboxOption,
     SeedOption,
     WarmupMsOption,
+    listener_from_flags,
     sandbox_from_flag,
     with_rules_flags,
 )
@@ -51,14 +53,8 @@ def match(
     logs: Annotated[
         Path | None, typer.Option(file_okay=False, help="Keep each bot's output in this folder.")
     ] = None,
-    listen: Annotated[
-        str | None,
-        typer.Option(help="HOST:PORT on which remote bots (remote:KEY) dial in over CurveZMQ."),
-    ] = None,
-    key_file: Annotated[
-        Path | None,
-        typer.Option(dir_okay=False, help="The referee's secret key (from aegis-ref keygen)."),
-    ] = None,
+    listen: ListenOption = None,
+    key_file: KeyFileOption = None,
     rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
     keep_alive: Annotated[
@@ -86,7 +82,9 @@ def match(
     plan = sandbox_from_flag(sandbox, exit_code=EXIT_UNREADABLE)
     control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
     names = (spec_a.name, spec_b.name)
-    remote = _remote_listener(listen, key_file, spec_a.is_remote or spec_b.is_remote)
+    remote = listener_from_flags(
+        listen, key_file, needed=spec_a.is_remote or spec_b.is_remote, exit_code=EXIT_UNREADABLE
+    )
     wins: Counter[str] = Counter()
     points: Counter[str] = Counter()
     faults: Counter[tuple[str, FaultKind]] = Counter()
@@ -124,33 +122,6 @@ def match(
         )
     if record is not None:
         write_record_or_exit(record, lines, EXIT_UNREADABLE)
-
-
-def _remote_listener(
-    listen: str | None, key_file: Path | None, needed: bool
-) -> RemoteListener | None:
-    if listen is None and key_file is None:
-        if needed:
-            typer.echo("error: a remote bot needs --listen HOST:PORT and --key-file", err=True)
-            raise typer.Exit(EXIT_UNREADABLE)
-        return None
-    if listen is None or key_file is None:
-        typer.echo("error: --listen and --key-file go together", err=True)
-        raise typer.Exit(EXIT_UNREADABLE)
-    host, _, port = listen.rpartition(":")
-    if not host or not port.isdigit():
-        typer.echo(f"error: --listen wants HOST:PORT, got {listen!r}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE)
-    try:
-        public, secret = read_secret_key(key_file)
-    except ValueError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
-    problem = listen_problem(host, int(port))
-    if problem is not None:
-        typer.echo(f"error: {problem}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE)
-    return RemoteListener(host, int(port), public, secret)
 
 
 def _describe(number: int, report: MatchReport) -> str:

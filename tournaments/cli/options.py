@@ -22,6 +22,7 @@ from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
+from referee.server import RemoteListener, listen_problem, read_secret_key
 
 __all__ = [
     "BOT_HELP",
@@ -30,6 +31,8 @@ __all__ = [
     "BankMsOption",
     "ColorOption",
     "DecisionMsOption",
+    "KeyFileOption",
+    "ListenOption",
     "RecordOption",
     "RecordPathsArgument",
     "RulesFlags",
@@ -38,6 +41,7 @@ __all__ = [
     "WarmupMsOption",
     "console_from_flag",
     "decision_ms_flag",
+    "listener_from_flags",
     "record_flag",
     "sandbox_from_flag",
     "warmup_ms_flag",
@@ -196,3 +200,45 @@ def console_from_flag(color: bool | None, **settings: Any) -> Console:
     """A console on standard output for ``--color/--no-color``: colour forced on, off, or
     (neither flag) where the output is a terminal."""
     return Console(force_terminal=color if color else None, no_color=color is False, **settings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Remote bots: --listen HOST:PORT --key-file FILE
+
+ListenOption = Annotated[
+    str | None,
+    typer.Option(help="HOST:PORT on which remote bots (remote:KEY) dial in over CurveZMQ."),
+]
+KeyFileOption = Annotated[
+    Path | None,
+    typer.Option(dir_okay=False, help="The referee's secret key (from aegis-ref keygen)."),
+]
+
+
+def listener_from_flags(
+    listen: str | None, key_file: Path | None, *, needed: bool, exit_code: int = 2
+) -> RemoteListener | None:
+    """The listener of ``--listen`` and ``--key-file`` (None when neither is given and no
+    remote bot plays); a clear error and ``exit_code`` when they cannot be used."""
+    if listen is None and key_file is None:
+        if needed:
+            typer.echo("error: a remote bot needs --listen HOST:PORT and --key-file", err=True)
+            raise typer.Exit(exit_code)
+        return None
+    if listen is None or key_file is None:
+        typer.echo("error: --listen and --key-file go together", err=True)
+        raise typer.Exit(exit_code)
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        typer.echo(f"error: --listen wants HOST:PORT, got {listen!r}", err=True)
+        raise typer.Exit(exit_code)
+    try:
+        public, secret = read_secret_key(key_file)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(exit_code) from None
+    problem = listen_problem(host, int(port))
+    if problem is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(exit_code)
+    return RemoteListener(host, int(port), public, secret)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from referee.conformance import CHECKLIST
+from referee.conformance import CHECKLIST, REMOTE_CHECKLIST
+from referee.server import generate_keys
+from tests.referee.test_remote import RANDOM_BOT, remote_bot
+from tests.tournaments.helpers import free_port
 from tournaments.cli import app
 
 RAWBOT = Path(__file__).resolve().parents[2] / "bots" / "rawbot.py"
@@ -54,8 +59,9 @@ def test_command_accepts_one_quoted_command_line() -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--remote"], "not supported yet"),
-        (["--remote", "first"], "not supported yet"),
+        (["--remote"], "requires an argument"),
+        (["--remote", "first"], "--remote: a remote bot is 'remote:' and its 40-character"),
+        (["--remote", "x" * 40], "a remote bot needs --listen HOST:PORT and --key-file"),
         (["no-such-bot-anywhere"], "neither a bundled bot"),
         (["--", os.path.join("no", "such", "bot")], "does not exist"),
         ([], "give the bot"),
@@ -68,3 +74,78 @@ def test_command_refuses_what_it_cannot_check_with_exit_code_2(
     assert result.exit_code == 2
     assert message in result.stderr
     assert result.stdout == ""
+
+
+REMOTE_NAMES = [item.name for item in REMOTE_CHECKLIST]
+
+
+def remote_check(
+    tmp_path: Path, *program: str, timeout_s: float = 30.0
+) -> tuple[dict[str, Any], subprocess.Popen[bytes] | None]:
+    """``check-bot --remote`` of a bot that dials in over CurveZMQ on loopback (``program``,
+    started by itself with its key pair; none: a bot that never comes); the JSON report."""
+    referee = tmp_path / "referee.key"
+    assert runner.invoke(app, ["keygen", str(referee)]).exit_code == 0
+    keys = generate_keys()
+    (tmp_path / "bot.key.pub").write_text(keys[0] + "\n", encoding="ascii")
+    port = free_port()
+    process = None
+    if program:
+        server_key = (tmp_path / "referee.key.pub").read_text().strip()
+        endpoint = f"tcp://127.0.0.1:{port}"
+        process = remote_bot(endpoint, server_key, keys, Path(program[0]), *program[1:])
+    arguments = ["--json", "--matches", "1", "--warmup-ms", "2000"]
+    listen = ["--listen", f"127.0.0.1:{port}", "--key-file", str(referee)]
+    remote = ["--remote", str(tmp_path / "bot.key.pub"), "--connect-timeout-s", str(timeout_s)]
+    result = runner.invoke(app, ["check-bot", *arguments, *listen, *remote])
+    assert result.exit_code in (0, 1), result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    assert data["passed"] is (result.exit_code == 0)
+    assert data["bot"] == f"remote-{keys[0][:8]}"
+    assert [item["name"] for item in data["items"]] == REMOTE_NAMES
+    return data, process
+
+
+def statuses_of(data: dict[str, Any]) -> dict[str, str]:
+    return {item["name"]: item["status"] for item in data["items"]}
+
+
+def test_remote_check_passes_a_good_remote_bot(tmp_path: Path) -> None:
+    data, process = remote_check(tmp_path, str(RANDOM_BOT))
+    assert process is not None
+    try:
+        assert data["passed"] is True, data
+        assert set(statuses_of(data).values()) == {"pass"}
+        reasons = {item["name"]: item["reason"] for item in data["items"]}
+        assert "dialled in with its key" in reasons["handshake"]
+        assert "all on one connection" in reasons["several_matches"]
+        assert reasons["shutdown"].startswith("closed its connection after")
+        assert process.wait(5) == 0
+    finally:
+        stop(process)
+
+
+def test_remote_check_fails_a_broken_remote_bot_on_the_right_items(tmp_path: Path) -> None:
+    data, process = remote_check(tmp_path, str(RAWBOT), "--fault", "illegal", "--at", "1")
+    try:
+        assert data["passed"] is False
+        failed = {name for name, status in statuses_of(data).items() if status != "pass"}
+        assert failed == {"exchange_decision"}, data
+        assert "illegal" in next(
+            item["reason"] for item in data["items"] if item["name"] == "exchange_decision"
+        )
+    finally:
+        stop(process)
+
+
+def test_remote_check_of_a_bot_that_never_dials_in(tmp_path: Path) -> None:
+    data, _ = remote_check(tmp_path, timeout_s=0.5)
+    found = statuses_of(data)
+    assert found.pop("handshake") == "fail"
+    assert set(found.values()) == {"skip"}
+
+
+def stop(process: subprocess.Popen[bytes] | None) -> None:
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.wait(5)
