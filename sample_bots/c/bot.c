@@ -379,37 +379,76 @@ static int handle(Session *s, const msgpack_object *msg, msgpack_packer *pk) {
 
 /* ---- Transport (SPEC section 1) ------------------------------------------------------- */
 
-#ifndef BOT_NO_MAIN
-/* The value of option `name` at argv[*i], written `--name VALUE` (then *i moves on to the
- * value) or `--name=VALUE`; NULL if argv[*i] is another argument. */
-static const char *option(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] == '\0' && *i + 1 < argc) return argv[++*i];
-    return NULL;
+/* Where to connect and how: --endpoint / --token override AEGIS_ENDPOINT / AEGIS_TOKEN; a
+ * remote bot's CurveZMQ keys (SPEC section 9, Z85 text) come from --server-key /
+ * --public-key / --secret-key or AEGIS_SERVER_KEY / AEGIS_PUBLIC_KEY / AEGIS_SECRET_KEY.
+ * Other arguments are ignored; "--flag=value" is read too. */
+typedef struct {
+    const char *endpoint, *token, *server_key, *public_key, *secret_key;
+} Settings;
+
+static void read_settings(int argc, char **argv, Settings *settings) {
+    static const char *const flags[] = {"--endpoint", "--token", "--server-key", "--public-key",
+                                        "--secret-key"};
+    static const char *const variables[] = {"AEGIS_ENDPOINT", "AEGIS_TOKEN", "AEGIS_SERVER_KEY",
+                                            "AEGIS_PUBLIC_KEY", "AEGIS_SECRET_KEY"};
+    const char **fields[] = {&settings->endpoint, &settings->token, &settings->server_key,
+                             &settings->public_key, &settings->secret_key};
+    for (int f = 0; f < 5; f++) *fields[f] = getenv(variables[f]);
+    for (int i = 1; i < argc; i++) {
+        for (int f = 0; f < 5; f++) {
+            size_t length = strlen(flags[f]);
+            if (strncmp(argv[i], flags[f], length) != 0) continue;
+            if (argv[i][length] == '=') *fields[f] = argv[i] + length + 1;
+            else if (argv[i][length] == '\0' && i + 1 < argc) *fields[f] = argv[++i];
+        }
+    }
 }
 
-int main(int argc, char **argv) {
-    /* --endpoint / --token override AEGIS_ENDPOINT / AEGIS_TOKEN; other arguments, unknown
-     * options among them (which take no value), are ignored (SPEC section 1) */
-    const char *endpoint = getenv("AEGIS_ENDPOINT"), *token = getenv("AEGIS_TOKEN"), *value;
-    for (int i = 1; i < argc; i++) {
-        if ((value = option(argc, argv, &i, "--endpoint"))) endpoint = value;
-        else if ((value = option(argc, argv, &i, "--token"))) token = value;
-    }
-    if (!endpoint) {
-        fprintf(stderr, "[" BOT_NAME "] no endpoint: set AEGIS_ENDPOINT or pass --endpoint URL\n");
-        return 2;
-    }
-    void *context = zmq_ctx_new();
+#ifndef BOT_NO_MAIN
+#define RECONNECT (-2) /* converse() returns this when a remote bot's connection dropped */
+
+/* A DEALER connected to the referee; a remote bot's encrypted with CurveZMQ, with ZMTP
+ * heartbeats (a referee whose machine went silent counts as a dropped connection), and
+ * watched by a monitor that reports a dropped connection. NULL if it cannot connect. */
+static void *open_socket(void *context, const Settings *settings, void **monitor) {
     void *socket = zmq_socket(context, ZMQ_DEALER);
     int linger = 0; /* exit at once, even with unsent messages */
     zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_connect(socket, endpoint) != 0) {
-        fprintf(stderr, "[" BOT_NAME "] cannot connect to %s: %s\n", endpoint, zmq_strerror(errno));
-        return 2;
+    *monitor = NULL;
+    if (settings->server_key) {
+        int one = 1, interval = 1000, timeout = 5000;
+        zmq_setsockopt(socket, ZMQ_IPV6, &one, sizeof one);
+        zmq_setsockopt(socket, ZMQ_CURVE_SERVERKEY, settings->server_key, 40);
+        zmq_setsockopt(socket, ZMQ_CURVE_PUBLICKEY, settings->public_key, 40);
+        zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, settings->secret_key, 40);
+        zmq_setsockopt(socket, ZMQ_HEARTBEAT_IVL, &interval, sizeof interval);
+        zmq_setsockopt(socket, ZMQ_HEARTBEAT_TIMEOUT, &timeout, sizeof timeout);
+        char address[64];
+        snprintf(address, sizeof address, "inproc://monitor-%p", socket);
+        if (zmq_socket_monitor(socket, address, ZMQ_EVENT_DISCONNECTED) == 0) {
+            *monitor = zmq_socket(context, ZMQ_PAIR);
+            zmq_setsockopt(*monitor, ZMQ_LINGER, &linger, sizeof linger);
+            zmq_connect(*monitor, address);
+        }
     }
+    if (zmq_connect(socket, settings->endpoint) != 0) {
+        fprintf(stderr, "[" BOT_NAME "] cannot connect to %s: %s\n", settings->endpoint,
+                zmq_strerror(errno));
+        if (*monitor) zmq_close(*monitor);
+        zmq_close(socket);
+        return NULL;
+    }
+    return socket;
+}
+
+/* One connection: hello, then an answer to every request. Returns the exit code, or
+ * RECONNECT when a remote bot's connection dropped (it then dials in again, with a new
+ * hello). */
+static int converse(void *context, const Settings *settings) {
+    void *monitor;
+    void *socket = open_socket(context, settings, &monitor);
+    if (!socket) return 2;
     Session session = {.next_id = 1};
     msgpack_sbuffer out; /* the message to send next */
     msgpack_sbuffer_init(&out);
@@ -417,12 +456,18 @@ int main(int argc, char **argv) {
     msgpack_packer_init(&pk, &out, msgpack_sbuffer_write);
     msgpack_unpacked msg;
     msgpack_unpacked_init(&msg);
-    pack_hello(&pk, &session, token ? token : "");
+    pack_hello(&pk, &session, settings->token ? settings->token : "");
 
     int code = CARRY_ON;
     while (code == CARRY_ON) {
         if (out.size > 0 && zmq_send(socket, out.data, out.size, 0) < 0) break; /* one frame */
         msgpack_sbuffer_clear(&out);
+        zmq_pollitem_t items[] = {{socket, 0, ZMQ_POLLIN, 0}, {monitor, 0, ZMQ_POLLIN, 0}};
+        if (zmq_poll(items, monitor ? 2 : 1, -1) < 0) break;
+        if (monitor && (items[1].revents & ZMQ_POLLIN)) {
+            code = RECONNECT; /* the only event asked for: the connection dropped */
+            break;
+        }
         zmq_msg_t frame;
         zmq_msg_init(&frame);
         if (zmq_msg_recv(&frame, socket, 0) < 0) break;
@@ -440,8 +485,41 @@ int main(int argc, char **argv) {
     if (code == CARRY_ON) fprintf(stderr, "[" BOT_NAME "] %s\n", zmq_strerror(zmq_errno()));
     msgpack_unpacked_destroy(&msg);
     msgpack_sbuffer_destroy(&out);
+    if (monitor) {
+        zmq_socket_monitor(socket, NULL, 0);
+        zmq_close(monitor);
+    }
     zmq_close(socket);
-    zmq_ctx_term(context);
     return code == CARRY_ON ? 1 : code;
+}
+
+int main(int argc, char **argv) {
+    Settings settings;
+    read_settings(argc, argv, &settings);
+    if (!settings.endpoint) {
+        fprintf(stderr, "[" BOT_NAME "] no endpoint: set AEGIS_ENDPOINT or pass --endpoint URL\n");
+        return 2;
+    }
+    if (settings.server_key) {
+        bool keys = settings.public_key && settings.secret_key && strlen(settings.server_key) == 40 &&
+                    strlen(settings.public_key) == 40 && strlen(settings.secret_key) == 40;
+        if (!keys) {
+            fprintf(stderr, "[" BOT_NAME "] a remote bot needs the server key and its own public "
+                            "and secret keys, 40 Z85 characters each\n");
+            return 2;
+        }
+        if (!zmq_has("curve")) {
+            fprintf(stderr, "[" BOT_NAME "] this libzmq was built without CurveZMQ\n");
+            return 2;
+        }
+    }
+    void *context = zmq_ctx_new();
+    int code;
+    while ((code = converse(context, &settings)) == RECONNECT) {
+        fprintf(stderr, "[" BOT_NAME "] lost the connection to the referee; dialling in again\n");
+        zmq_sleep(1); /* not in a tight loop, if the referee refuses the connection */
+    }
+    zmq_ctx_term(context);
+    return code;
 }
 #endif

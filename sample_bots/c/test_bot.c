@@ -311,8 +311,35 @@ static void test_seeded_ties(void) {
     msgpack_sbuffer_destroy(&out);
 }
 
+/* Flags override the environment; a remote bot's keys come from either. */
+static void test_settings(void) {
+    setenv("AEGIS_ENDPOINT", "ipc:///tmp/a", 1);
+    setenv("AEGIS_TOKEN", "env", 1);
+    unsetenv("AEGIS_SERVER_KEY");
+    setenv("AEGIS_PUBLIC_KEY", "public-from-the-environment", 1);
+    unsetenv("AEGIS_SECRET_KEY");
+    Settings settings;
+    char *plain[] = {"bot", NULL};
+    read_settings(1, plain, &settings);
+    CHECK(strcmp(settings.endpoint, "ipc:///tmp/a") == 0 && strcmp(settings.token, "env") == 0,
+          "endpoint and token from the environment");
+    CHECK(settings.server_key == NULL, "no server key: a started bot");
+    char *flagged[] = {"bot", "--endpoint", "tcp://h:1", "--token=arg", "--server-key",
+                       "S", "--secret-key=X", "--fast", NULL};
+    read_settings(8, flagged, &settings);
+    CHECK(strcmp(settings.endpoint, "tcp://h:1") == 0, "--endpoint");
+    CHECK(strcmp(settings.token, "arg") == 0, "--token=");
+    CHECK(settings.server_key && strcmp(settings.server_key, "S") == 0, "--server-key");
+    CHECK(strcmp(settings.public_key, "public-from-the-environment") == 0, "AEGIS_PUBLIC_KEY");
+    CHECK(settings.secret_key && strcmp(settings.secret_key, "X") == 0, "--secret-key=");
+    char *dangling[] = {"bot", "--token", NULL};
+    read_settings(2, dangling, &settings);
+    CHECK(strcmp(settings.token, "env") == 0, "a flag without its value is ignored");
+}
+
 int main(int argc, char **argv) {
     vectors = argc > 1 ? argv[1] : "../../protocol/vectors";
+    test_settings();
     test_codec();
     test_conversation();
     test_strategy();

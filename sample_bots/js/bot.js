@@ -230,37 +230,100 @@ function decodeMessage(frames) {
   }
 }
 
-// --endpoint / --token override AEGIS_ENDPOINT / AEGIS_TOKEN; other arguments are ignored.
+// --endpoint / --token override AEGIS_ENDPOINT / AEGIS_TOKEN; a remote bot's CurveZMQ keys
+// (SPEC section 9) come from --server-key / --public-key / --secret-key or AEGIS_SERVER_KEY /
+// AEGIS_PUBLIC_KEY / AEGIS_SECRET_KEY (Z85 text). Other arguments are ignored.
 function settings(argv, env) {
   const { values } = parseArgs({
     args: argv,
-    options: { endpoint: { type: 'string' }, token: { type: 'string' } },
+    options: {
+      endpoint: { type: 'string' },
+      token: { type: 'string' },
+      'server-key': { type: 'string' },
+      'public-key': { type: 'string' },
+      'secret-key': { type: 'string' },
+    },
     strict: false,
   });
-  return {
+  const found = {
     endpoint: values.endpoint ?? env.AEGIS_ENDPOINT,
     token: values.token ?? env.AEGIS_TOKEN,
   };
+  const serverKey = values['server-key'] ?? env.AEGIS_SERVER_KEY;
+  if (serverKey) {
+    found.curve = {
+      serverKey,
+      publicKey: values['public-key'] ?? env.AEGIS_PUBLIC_KEY,
+      secretKey: values['secret-key'] ?? env.AEGIS_SECRET_KEY,
+    };
+  }
+  return found;
+}
+
+// The DEALER's options. A remote bot encrypts with CurveZMQ and authenticates by its key
+// pair; ZMTP heartbeats notice a referee whose machine went silent.
+function socketOptions(curve) {
+  const options = { linger: 0 }; // linger 0: exit at once, even with unsent data
+  if (curve) {
+    Object.assign(options, {
+      curveServerKey: curve.serverKey,
+      curvePublicKey: curve.publicKey,
+      curveSecretKey: curve.secretKey,
+      heartbeatInterval: 1000,
+      heartbeatTimeout: 5000,
+    });
+  }
+  return options;
+}
+
+// One connection: hello, then answer every request. Returns the exit code, or null when a
+// remote bot's connection dropped (it then dials in again and says hello anew).
+async function converse(zmq, { endpoint, token, curve }) {
+  const socket = new zmq.Dealer(socketOptions(curve));
+  let lost = false;
+  if (curve) {
+    socket.events.on('disconnect', () => {
+      lost = true;
+      socket.close(); // ends the loop below
+    });
+  }
+  socket.connect(endpoint);
+  const session = new Session();
+  try {
+    await socket.send(encode(session.hello(token)));
+    for await (const frames of socket) {
+      const { reply, exit } = session.handle(decodeMessage(frames));
+      if (reply) await socket.send(encode(reply));
+      if (exit !== undefined) return exit;
+    }
+  } catch (error) {
+    if (!lost) throw error;
+  } finally {
+    if (!socket.closed) socket.close();
+  }
+  return lost ? null : 1;
 }
 
 async function main() {
-  const { endpoint, token } = settings(process.argv.slice(2), process.env);
-  if (!endpoint) {
+  const found = settings(process.argv.slice(2), process.env);
+  if (!found.endpoint) {
     log('no endpoint: set AEGIS_ENDPOINT or pass --endpoint URL');
     process.exit(2);
   }
+  if (found.curve && !(found.curve.publicKey && found.curve.secretKey)) {
+    log('a server key needs the bot\'s own public and secret keys too');
+    process.exit(2);
+  }
   const zmq = require('zeromq');
-  const socket = new zmq.Dealer({ linger: 0 }); // linger 0: exit at once, even with unsent data
-  socket.connect(endpoint);
-  const session = new Session();
-  await socket.send(encode(session.hello(token)));
-  for await (const frames of socket) {
-    const { reply, exit } = session.handle(decodeMessage(frames));
-    if (reply) await socket.send(encode(reply));
-    if (exit !== undefined) {
-      socket.close();
-      process.exit(exit);
-    }
+  if (found.curve && !zmq.capability.curve) {
+    log('this build of zeromq has no CurveZMQ');
+    process.exit(2);
+  }
+  for (;;) {
+    const code = await converse(zmq, found);
+    if (code !== null) process.exit(code);
+    log('lost the connection to the referee; dialling in again');
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // not in a tight loop
   }
 }
 
@@ -274,6 +337,7 @@ module.exports = {
   followerWins,
   seededRandom,
   settings,
+  socketOptions,
   strength,
 };
 

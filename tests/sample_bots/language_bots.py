@@ -5,11 +5,13 @@ message."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,11 +21,13 @@ import msgpack
 import pytest
 import zmq
 
+from referee.bots import BotSpec
 from referee.bundled import resolve_bot, sample_bots_dir
 from referee.conformance import REJECT_EXIT_SECONDS
 from referee.records import dumps_line, verify_lines
 from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.server import RemoteListener, generate_keys
 
 #: A generous warm-up: the first start of a bot may install or build it.
 TIME_CONTROL = TimeControl(decision_ms=1000, warmup_ms=20000)
@@ -140,11 +144,15 @@ def raw_referee() -> Iterator[RawReferee]:
 
 @contextmanager
 def bot_process(
-    name: str, endpoint: str, arguments: tuple[str, ...] = ()
+    name: str,
+    endpoint: str,
+    arguments: tuple[str, ...] = (),
+    environment: dict[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """A bundled bot's ``run`` with ``AEGIS_ENDPOINT`` and ``AEGIS_TOKEN`` set; killed at the
-    end if it is still running."""
-    environment = {**os.environ, "AEGIS_ENDPOINT": endpoint, "AEGIS_TOKEN": "s3cret"}
+    """A bundled bot's ``run`` with ``AEGIS_ENDPOINT`` and ``AEGIS_TOKEN`` set (or with
+    ``environment``); killed at the end if it is still running."""
+    if environment is None:
+        environment = {**os.environ, "AEGIS_ENDPOINT": endpoint, "AEGIS_TOKEN": "s3cret"}
     process = subprocess.Popen(
         [str(bot_dir(name) / "run"), *arguments],
         env=environment,
@@ -218,3 +226,85 @@ def check_reject_and_arguments(name: str) -> None:
                 assert hello["token"] == "from-arguments", arguments
                 referee.send({**vector("reject"), "reply_to": hello["id"]})
                 assert process.wait(timeout=REJECT_EXIT_SECONDS) != 0
+
+
+def remote_environment(endpoint: str, server_key: str, keys: tuple[str, str]) -> dict[str, str]:
+    """A remote bot's environment: the endpoint and the CurveZMQ keys, no token."""
+    environment = {key: value for key, value in os.environ.items() if key != "AEGIS_TOKEN"}
+    environment.update(
+        AEGIS_ENDPOINT=endpoint,
+        AEGIS_SERVER_KEY=server_key,
+        AEGIS_PUBLIC_KEY=keys[0],
+        AEGIS_SECRET_KEY=keys[1],
+    )
+    return environment
+
+
+def remote_process(
+    name: str, endpoint: str, server_key: str, keys: tuple[str, str]
+) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
+    """A bundled bot started by itself, as its author would on another machine."""
+    return bot_process(name, endpoint, environment=remote_environment(endpoint, server_key, keys))
+
+
+def check_remote_matches(name: str, log_dir: Path) -> None:
+    """The bot dials in over tcp with CurveZMQ to a listening referee (as ``aegis-ref match
+    --listen`` runs it), plays both seats against ``random``, and exits at the shutdown."""
+    public, secret = generate_keys()
+    keys = generate_keys()
+    listener = RemoteListener("127.0.0.1", 0, public, secret)
+    with MatchRunner(time_control=TIME_CONTROL, log_dir=log_dir, remote=listener) as runner:
+        endpoint = runner.server.remote_endpoint
+        assert endpoint is not None
+        with remote_process(name, endpoint, public, keys) as process:
+            spec = BotSpec(f"remote-{name}", (), curve_public_key=keys[0])
+            runner.remote_connect_s = 20.0
+            for order, specs in enumerate(([spec, resolve_bot("random")], None)):
+                specs = specs or [resolve_bot("random"), spec]
+                check(runner.play(specs, seed=5, match_id=f"remote-{order}"))
+            runner.close()
+            assert process.wait(timeout=10) == 0
+
+
+def check_remote_reconnects(name: str) -> None:
+    """A remote bot whose connection drops dials in again and says hello anew."""
+    public, secret = generate_keys()
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+
+    def listening(port: int) -> tuple[zmq.Socket[bytes], int]:
+        socket = context.socket(zmq.ROUTER)
+        socket.linger = 0
+        socket.curve_server = True
+        socket.curve_secretkey = secret.encode()
+        socket.curve_publickey = public.encode()
+        if port:
+            socket.bind(f"tcp://127.0.0.1:{port}")
+            return socket, port
+        return socket, socket.bind_to_random_port("tcp://127.0.0.1")
+
+    def hello(socket: zmq.Socket[bytes]) -> tuple[bytes, dict[str, Any]]:
+        assert socket.poll(20000), "no hello from the bot"
+        identity, payload = socket.recv_multipart()
+        message = msgpack.unpackb(payload)
+        assert message["type"] == "hello"
+        assert message.get("token", "") == ""
+        return identity, message
+
+    first, port = listening(0)
+    try:
+        with remote_process(name, f"tcp://127.0.0.1:{port}", public, generate_keys()) as process:
+            identity, message = hello(first)
+            welcome = {**vector("welcome"), "reply_to": message["id"]}
+            first.send_multipart([identity, msgpack.packb(welcome)])
+            time.sleep(0.2)
+            first.close(0)  # the connection drops: the referee's machine restarted, say
+            second, _ = listening(port)
+            try:
+                identity, _message = hello(second)
+                second.send_multipart([identity, msgpack.packb({**vector("shutdown"), "id": 2})])
+                assert process.wait(timeout=5) == 0
+            finally:
+                second.close(0)
+    finally:
+        first.close(0)
+        context.term()

@@ -17,6 +17,8 @@ from tests.sample_bots.language_bots import (
     c_toolchain_missing,
     check_conversation,
     check_reject_and_arguments,
+    check_remote_matches,
+    check_remote_reconnects,
     play_both_seats,
     skip_unless_ci,
     wins,
@@ -76,3 +78,11 @@ def test_conversation() -> None:
 
 def test_reject_and_arguments() -> None:
     check_reject_and_arguments("js")
+
+
+def test_plays_as_a_remote_bot_over_curve_zmq(tmp_path: Path) -> None:
+    check_remote_matches("js", tmp_path)
+
+
+def test_a_remote_bot_dials_in_again_when_its_connection_drops() -> None:
+    check_remote_reconnects("js")

@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { test } = require('node:test');
 
-const { Session, settings } = require('../bot.js');
+const { Session, settings, socketOptions } = require('../bot.js');
 
 const VECTORS = path.join(__dirname, '..', '..', '..', 'protocol', 'vectors');
 const vector = (name) => JSON.parse(fs.readFileSync(path.join(VECTORS, `${name}.json`), 'utf8'));
@@ -93,6 +93,30 @@ test('arguments override the environment', () => {
     endpoint: 'tcp://h:1',
     token: 'arg',
   });
+});
+
+test('a remote bot takes its CurveZMQ keys from flags or the environment', () => {
+  const env = {
+    AEGIS_ENDPOINT: 'tcp://h:1',
+    AEGIS_SERVER_KEY: 'S'.repeat(40),
+    AEGIS_PUBLIC_KEY: 'P'.repeat(40),
+    AEGIS_SECRET_KEY: 'X'.repeat(40),
+  };
+  const found = settings([], env);
+  assert.deepEqual(found.curve, {
+    serverKey: 'S'.repeat(40),
+    publicKey: 'P'.repeat(40),
+    secretKey: 'X'.repeat(40),
+  });
+  const flagged = settings(['--server-key', 'T'.repeat(40), '--public-key=' + 'Q'.repeat(40)], env);
+  assert.equal(flagged.curve.serverKey, 'T'.repeat(40));
+  assert.equal(flagged.curve.publicKey, 'Q'.repeat(40));
+  assert.equal(flagged.curve.secretKey, 'X'.repeat(40));
+  assert.equal(settings([], { AEGIS_ENDPOINT: 'ipc:///a' }).curve, undefined);
+  const options = socketOptions(found.curve);
+  assert.equal(options.curveServerKey, 'S'.repeat(40));
+  assert.equal(options.linger, 0);
+  assert.deepEqual(socketOptions(undefined), { linger: 0 });
 });
 
 test('the envelope carries the version welcome named', () => {
