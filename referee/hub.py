@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import struct
 import threading
 import time
@@ -61,6 +62,7 @@ _HARD_MESSAGE_LIMIT = 1 << 20
 _QUEUE_LIMIT = 1000
 _POLL_MS = 100
 _EVENT = struct.Struct("=HI")
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,20 +260,28 @@ class RemoteHub:
         poller.register(self._wake, zmq.POLLIN)
         try:
             while not self._stop.is_set():
-                ready = dict(poller.poll(_POLL_MS))
-                self._read_monitor(self._public_monitor, self._public)
-                self._read_monitor(self._local_monitor, self._local)
-                if self._public in ready:
-                    self._read(self._public)
-                if self._local in ready:
-                    self._read(self._local)
-                now = time.monotonic()
-                self._expire(now)
-                self._ping_idle(now)
+                try:
+                    self._turn(poller)
+                except Exception:  # the thread's boundary: never die, and say why
+                    _log.exception("remote bots' hub: unexpected error; carrying on")
+                    time.sleep(_POLL_MS / 1000)
         finally:
             for line in list(self._lines.values()):
                 with contextlib.suppress(zmq.ZMQError):
                     self._to_line(line, builders.shutdown(self._closing_reason), zmq.NOBLOCK)
+
+    def _turn(self, poller: zmq.Poller) -> None:
+        """Wait a little for messages; handle them, expired leases and idle lines."""
+        ready = dict(poller.poll(_POLL_MS))
+        self._read_monitor(self._public_monitor, self._public)
+        self._read_monitor(self._local_monitor, self._local)
+        if self._public in ready:
+            self._read(self._public)
+        if self._local in ready:
+            self._read(self._local)
+        now = time.monotonic()
+        self._expire(now)
+        self._ping_idle(now)
 
     def _read(self, socket: zmq.Socket[bytes]) -> None:
         for _ in range(4 * _QUEUE_LIMIT):  # bounded: a flood cannot starve the other socket
@@ -283,12 +293,15 @@ class RemoteHub:
             if socket is self._local:
                 self._from_link((0, identity), parts)
                 continue
+            # Identities are the socket's own, one per connection: a known one needs no
+            # look at the key it authenticated with.
+            line = self._lines.get(identity)
+            if line is not None:
+                self._from_line(line, parts)
+                continue
             user = str(parts[-1].get("User-Id") or "") if len(parts) > 1 else ""
             if user == self._worker_public:
-                link = (1, identity)
-                self._from_link(link, parts)
-            elif identity in self._lines:
-                self._from_line(self._lines[identity], parts)
+                self._from_link((1, identity), parts)
             else:
                 self._stranger(identity, parts, user)
 
@@ -364,6 +377,11 @@ class RemoteHub:
             hello=parts[1].bytes,
             next_id=0,
         )
+        self._lines[identity] = line
+        self._by_line_id[line.line_id] = line
+        if line.descriptor is not None:
+            self._descriptors[(1, line.descriptor)] = line
+        self._recount(key)  # before the welcome: whoever sees it sees the line counted
         try:
             self._to_line(
                 line,
@@ -373,12 +391,8 @@ class RemoteHub:
                 zmq.NOBLOCK,
             )
         except zmq.ZMQError:
-            return  # gone already
-        self._lines[identity] = line
-        self._by_line_id[line.line_id] = line
-        if line.descriptor is not None:
-            self._descriptors[(1, line.descriptor)] = line
-        self._recount(key)
+            self._drop_line(line, "gone before its welcome")
+            return
         self._serve_waiting()
 
     def _note_rejected(self, key: str, reason: str) -> None:
@@ -404,9 +418,9 @@ class RemoteHub:
         if line.lessee is None:
             # Idle: pongs to the hub's pings, late answers; nothing to decode.
             return
-        frames = [line.line_id, *(part.bytes for part in parts[1:])]
-        if not self._to_link(line.lessee, frames):
-            self._reclaim(line)
+        # A bot that floods its worker loses messages here (the worker judges the flood),
+        # never the worker's link.
+        self._to_link(line.lessee, [line.line_id, *(part.bytes for part in parts[1:])])
 
     def _ping_idle(self, now: float) -> None:
         interval = self.heartbeat_ms / 1000
@@ -463,6 +477,12 @@ class RemoteHub:
         if not command:
             return
         name, arguments = command[0], command[1:]
+        try:
+            self._command(link, name, arguments)
+        except ValueError:  # not a number where one belongs: a broken worker's, ignored
+            self.stray_messages += 1
+
+    def _command(self, link: tuple[int, bytes], name: bytes, arguments: list[bytes]) -> None:
         if name == b"lease" and len(arguments) == 4:
             now = time.monotonic()
             request = _Request(
@@ -547,11 +567,14 @@ class RemoteHub:
         self._waiting = kept
 
     def _to_link(self, link: tuple[int, bytes], frames: list[bytes]) -> bool:
+        """Send to a worker; False if it could not be sent (a link that is gone is dropped,
+        one that does not read loses the message)."""
         socket = self._local if link[0] == 0 else self._public
         try:
             socket.send_multipart([link[1], *frames], zmq.NOBLOCK)
-        except zmq.ZMQError:
-            self._drop_link(link)
+        except zmq.ZMQError as error:
+            if error.errno != zmq.EAGAIN:
+                self._drop_link(link)
             return False
         return True
 
