@@ -80,7 +80,10 @@ def test_two_remote_bots_and_a_local_one_at_concurrency_2(tmp_path: Path) -> Non
         # The end of the run shuts every connection down.
         assert [process.wait(15) for process in processes] == [0, 0, 0]
     starts = [sum(message["type"] == "match_start" for message in messages(log)) for log in logs]
-    assert starts == [2, 2, 4]  # far played on both its connections, in turn
+    assert (starts[0] + starts[1], starts[2]) == (4, 4)
+    # far played on both its connections (the second may dial in a little after the first,
+    # which then plays alone).
+    assert min(starts[:2]) >= 1, starts
     for log in logs:  # one match at a time on a connection: start, end, start, end …
         kinds = [message["type"] for message in messages(log)]
         bounds = [kind for kind in kinds if kind in ("match_start", "match_end")]
