@@ -106,7 +106,8 @@ class LimitsConfig(_Model):
     log_bytes: int = Field(
         default=_DEFAULT_LIMITS.log_bytes,
         ge=0,
-        description="Bytes of the bot's output kept in its log.",
+        description="Bytes of the bot's output kept in its logs over the whole tournament "
+        "(every process of it, on every worker, resumed runs included); the rest is discarded.",
     )
     memory_mb: int | None = Field(
         default=_DEFAULT_LIMITS.memory_mb,

@@ -165,10 +165,12 @@ def _stop_reaper(process: subprocess.Popen[bytes]) -> None:
         process.wait(5.0)
 
 
-def _log_dir(task: MatchTask, ident: int) -> Path | None:
+def _log_dir(task: MatchTask, ident: int) -> tuple[Path, Path] | None:
     """Where this thread's bots log: ``logs/<host>-<pid>[-<n>]`` in the output directory,
     which on a remote worker is the same path on that machine; a temporary directory if that
-    cannot be made there."""
+    cannot be made there. With it, the folder above it, which holds the ledgers of the bots'
+    log caps: one cap per bot for the whole tournament, shared by every worker (on one
+    machine, or a shared file system) and kept when the tournament is resumed."""
     if task.output is None:
         return None
     with _lock:
@@ -180,7 +182,7 @@ def _log_dir(task: MatchTask, ident: int) -> Path | None:
             path.mkdir(parents=True, exist_ok=True)
         except OSError:
             continue
-        return path
+        return path, base
     return None
 
 
@@ -225,10 +227,12 @@ def _runner_for(task: MatchTask, ident: int) -> _Slot:
             # without a bot's program is a cluster set up wrongly (docs/cluster.md).
             where = f"{socket.gethostname()}:{os.getpid()}"
             raise ClusterError(f"worker {where} cannot start the bots: {'; '.join(problems)}")
+        logs = _log_dir(task, ident)
         runner = MatchRunner(
             options=task.options,
             time_control=task.time_control,
-            log_dir=_log_dir(task, ident),
+            log_dir=None if logs is None else logs[0],
+            log_budget_dir=None if logs is None else logs[1],
             remote=task.remote,
             remote_connect_s=task.remote_connect_s,
             sandbox=task.sandbox,
