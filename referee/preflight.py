@@ -38,6 +38,8 @@ class PreflightResult:
     exit_code: int | None = None
     #: Where its output went, if anywhere.
     log_path: str | None = None
+    #: The name it gave in its hello (unchecked: the bot's own words), if it said one.
+    said: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -89,4 +91,5 @@ def _await_hello(
     if fault is not None and session.process is not None:
         exit_code = session.process.exit_code()
     log = str(session.log_path) if session.log_path is not None else None
-    return PreflightResult(session.name, fault, round(elapsed, 1), exit_code, log)
+    said = session.hello.name if fault is None and session.hello is not None else None
+    return PreflightResult(session.name, fault, round(elapsed, 1), exit_code, log, said)
