@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.messages import Hello
 from referee.bundled import resolve_bot
 from referee.rules.actions import PASS, STOP, Bid, Exchange, play
 from referee.rules.cards import Card, Suit, parse_card
@@ -26,7 +27,8 @@ from referee.rules.game import (
     shuffled_deck,
 )
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner, TimeControl, hello_of
+from referee.sandbox import bubblewrap_problem, plan_sandbox
 from sample_bots.greedy.bot import (
     ALL_CARDS,
     GreedyPlayer,
@@ -69,6 +71,15 @@ def test_greedy_plays_other_rules_options(tmp_path: Path) -> None:
 def test_strong_plays_random_in_both_seats(tmp_path: Path) -> None:
     reports = play_both_seats("strong", "random", [5, 6], tmp_path, SHORT)
     assert wins(reports, "strong") >= 3
+
+
+@pytest.mark.skipif(bubblewrap_problem() is not None, reason="bubblewrap cannot sandbox here")
+@pytest.mark.parametrize("name", ["random", "first", "greedy", "strong"])
+def test_each_bundled_python_bot_starts_in_its_sandbox(name: str) -> None:
+    # strong imports greedy, outside its own folder: a sandbox showed only that folder.
+    hello = hello_of(resolve_bot(name), sandbox=plan_sandbox("required"), timeout_s=30)
+    assert isinstance(hello, Hello), hello.explain()
+    assert hello.name == name
 
 
 def test_strong_keeps_a_100_ms_deadline(tmp_path: Path) -> None:
