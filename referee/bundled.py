@@ -4,6 +4,7 @@ bot's key, each optionally named by the organiser as ``NAME=BOT``."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import re
 import shlex
@@ -15,6 +16,7 @@ from referee.bots import BotSpec
 __all__ = [
     "BOT_NAME_PATTERN",
     "BotNameError",
+    "NameOrigin",
     "bundled_bot_names",
     "name_apart",
     "needs_a_name",
@@ -110,27 +112,42 @@ def resolve_pair(
 ) -> tuple[BotSpec, BotSpec]:
     """Resolve two bots that will meet, their names kept apart by :func:`name_apart`."""
     specs = (resolve_bot(first), resolve_bot(second))
-    given = (split_name(first)[0] is not None, split_name(second)[0] is not None)
-    return name_apart(specs, given, suffixes)
+    return name_apart(specs, (NameOrigin.of(first), NameOrigin.of(second)), suffixes)
+
+
+class NameOrigin(enum.IntEnum):
+    """Where a bot's name came from, the organiser's word weighing most."""
+
+    #: Said by the bot itself, in its hello.
+    HELLO = 0
+    #: The bundled bot's name, ``remote-`` and the key, or made up from the command line.
+    COMMAND = 1
+    #: Given by the organiser: ``NAME=BOT``.
+    GIVEN = 2
+
+    @classmethod
+    def of(cls, text: str) -> NameOrigin:
+        """The origin of the name :func:`resolve_bot` gives ``text``."""
+        return cls.GIVEN if split_name(text)[0] is not None else cls.COMMAND
 
 
 def name_apart(
     specs: tuple[BotSpec, BotSpec],
-    given: tuple[bool, bool],
+    origins: tuple[NameOrigin, NameOrigin],
     suffixes: tuple[str, str] = ("-a", "-b"),
 ) -> tuple[BotSpec, BotSpec]:
     """Two bots that will meet, under names that differ so that records and summaries can
-    tell them apart: if the names clash (a bot against itself), each name the organiser did
-    not give (``given``: by ``NAME=BOT``) gets its suffix. Two equal given names are an
-    error."""
+    tell them apart. If the names clash, the name of lesser origin gets its suffix (a bot
+    that calls itself after its opponent cannot rename the opponent); of equal origin (a bot
+    against itself), both do. Two equal given names are an error."""
     first, second = specs
     if first.name != second.name:
         return first, second
-    if all(given):
+    if origins[0] == origins[1] == NameOrigin.GIVEN:
         raise BotNameError(f"both bots are named {first.name!r}: give them different names")
-    if not given[0]:
+    if origins[0] <= origins[1]:
         first = dataclasses.replace(first, name=first.name + suffixes[0])
-    if not given[1]:
+    if origins[1] <= origins[0]:
         second = dataclasses.replace(second, name=second.name + suffixes[1])
     return first, second
 

@@ -23,6 +23,7 @@ import json
 import math
 import statistics
 import tempfile
+import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -214,8 +215,10 @@ class MatchPlayer:
             runner = self._runner
             for number in numbers:
                 task = self.duel.task(number)
+                started = time.perf_counter()
                 report = runner.play(task.bots, task.seed, task.match_id)
-                yield Played.of(number, match_outcome(task, report, 0.0))
+                duration = time.perf_counter() - started
+                yield Played.of(number, match_outcome(task, report, duration))
             return
         if self._pool is None or self._budgets is None:
             raise RuntimeError("MatchPlayer.play outside its 'with' block")

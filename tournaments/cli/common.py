@@ -17,10 +17,10 @@ from referee.bots import BotSpec
 from referee.bundled import (
     BOT_NAME_PATTERN,
     BotNameError,
+    NameOrigin,
     name_apart,
     needs_a_name,
     resolve_bot,
-    split_name,
 )
 from referee.faults import explain_fault, printable
 from referee.preflight import preflight_bots
@@ -82,20 +82,23 @@ def resolve_two_bots(
     """The two bots of ``match`` or ``sprt``, named: ``NAME=BOT`` by NAME; a bundled bot by
     its name; a command line without a name by the name the bot gives in its ``hello`` (it
     is started once, as a match would, to hear it), else by its command. Names that clash
-    get ``suffixes``. A bot that resolves to nothing is an error: say why, exit."""
+    get ``suffixes`` (:func:`~referee.bundled.name_apart`). A bot that resolves to nothing
+    is an error: say why, exit."""
     try:
         specs = [resolve_bot(text) for text in texts]
+        origins = [NameOrigin.of(text) for text in texts]
         for index, text in enumerate(texts):
             if needs_a_name(text):
-                specs[index] = _named_by_hello(specs[index], sandbox, warmup_ms)
-        given = (split_name(texts[0])[0] is not None, split_name(texts[1])[0] is not None)
-        return name_apart((specs[0], specs[1]), given, suffixes)
+                specs[index], origins[index] = _named_by_hello(specs[index], sandbox, warmup_ms)
+        return name_apart((specs[0], specs[1]), (origins[0], origins[1]), suffixes)
     except BotNameError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(exit_code) from None
 
 
-def _named_by_hello(spec: BotSpec, sandbox: SandboxPlan, warmup_ms: int) -> BotSpec:
+def _named_by_hello(
+    spec: BotSpec, sandbox: SandboxPlan, warmup_ms: int
+) -> tuple[BotSpec, NameOrigin]:
     """``spec`` under the name its bot says in its hello, if it says a usable one: it is
     started once, as its matches will start it (:func:`referee.preflight.preflight_bots`)."""
     command = printable(" ".join(spec.command))
@@ -106,14 +109,14 @@ def _named_by_hello(spec: BotSpec, sandbox: SandboxPlan, warmup_ms: int) -> BotS
             f"{explain_fault(result.fault, spec.command)}",
             err=True,
         )
-        return spec
+        return spec, NameOrigin.COMMAND
     said = result.said or ""
     if not BOT_NAME_PATTERN.fullmatch(said):
         typer.echo(
-            f"warning: {command!r} calls itself {said!r}, which is no bot name (1 to "
-            f"64 letters, digits, '_', '.' or '-', from a letter or digit), so it is called "
+            f"warning: {command!r} calls itself {said!r}, which is no bot name (1 to 64 "
+            f"letters, digits, '_', '.' or '-', from a letter or digit), so it is called "
             f"{spec.name!r}; give it one as NAME=COMMAND",
             err=True,
         )
-        return spec
-    return dataclasses.replace(spec, name=said)
+        return spec, NameOrigin.COMMAND
+    return dataclasses.replace(spec, name=said), NameOrigin.HELLO
