@@ -38,7 +38,10 @@ from sample_bots.greedy.bot import (
     play_choice,
 )
 from sample_bots.strong.bot import (
+    BUDGET_MARGIN_MS,
+    BUDGET_SHARE,
     MatchOdds,
+    SearchClock,
     Simulation,
     StrongPlayer,
     WorldSampler,
@@ -98,6 +101,27 @@ def test_strong_keeps_a_100_ms_deadline(tmp_path: Path) -> None:
             ]
             assert len(times) > 10
             assert max(times) < 100, sorted(times)[-5:]
+
+
+def test_the_search_shrinks_with_the_share_of_a_cpu_it_gets() -> None:
+    """The budget is the deadline's share times the CPU share of the recent searches: whole
+    on an idle machine, a third when the searches got a third of a CPU; a search too short
+    to tell hardly moves it; searches with a CPU to themselves give the time back."""
+    clock = SearchClock()
+    whole = 100 * BUDGET_SHARE - BUDGET_MARGIN_MS
+    assert clock.budget_ms(100) == whole  # nothing measured yet: the whole budget
+    clock.note(cpu_s=0.010, wall_s=0.030)  # a third of a CPU
+    assert clock.share == pytest.approx(1 / 3)
+    assert clock.budget_ms(100) == pytest.approx(whole / 3)
+    clock.note(cpu_s=0.0005, wall_s=0.0005)  # a tiny search that got a whole CPU
+    assert clock.share < 0.36
+    for _ in range(20):  # a long stretch of searches with the CPU to themselves
+        clock.note(cpu_s=0.025, wall_s=0.025)
+    assert clock.share > 0.99
+    clock.note(cpu_s=0.001, wall_s=0.0)  # no time: nothing to learn
+    assert clock.share > 0.99
+    assert clock.budget_ms(10) <= 0  # too short a deadline to search at all
+    assert SearchClock().budget_ms(10_000) == 100  # MAX_BUDGET_MS
 
 
 # ---------------------------------------------------------------------------------------------
