@@ -12,25 +12,23 @@ match is one ``MatchRunner.play`` with the same seed and the same bots, so bots 
 their chance from the match's seed (protocol 1.1) give the same results at any concurrency.
 
 :class:`Tally` counts what the matches say, and :class:`Score` is the score of A against B:
-wins and losses, the Elo difference with its interval and the likelihood of superiority,
-over **pairs**, the unit of the duplicate design (:mod:`tournaments.sprt` explains why).
+wins and losses, and the Elo difference with its interval and the likelihood of
+superiority as a tournament's standings give them (:func:`tournaments.ratings.fit_elo`),
+with the duplicate **pair** as the unit (:mod:`tournaments.ratings` explains why).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import statistics
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from statistics import NormalDist
 from types import TracebackType
 
 from referee.bots import BotSpec
@@ -41,17 +39,18 @@ from referee.sandbox import SandboxPlan
 from referee.selfplay import derive_seed
 from referee.server import RemoteListener
 from tournaments.errors import TournamentError
-from tournaments.sprt import PAIR_SCORES, EloEstimate, PairCounts, PairOutcome, elo_estimate
+from tournaments.ratings import fit_elo
+from tournaments.sprt import PairCounts, PairOutcome, signed
 from tournaments.tournament import make_executor, worker_cpus
 from tournaments.worker import MatchOutcome, MatchTask, match_outcome, play_match_task
 
 __all__ = [
     "Duel",
+    "EloDifference",
     "MatchPlayer",
     "Played",
     "Score",
     "Tally",
-    "likelihood_of_superiority",
 ]
 
 
@@ -246,30 +245,29 @@ class MatchPlayer:
             yield Played.of(number, outcome)
 
 
-def likelihood_of_superiority(counts: PairCounts) -> float:
-    """The probability that A is the stronger, from the pair scores: ``Φ((m - ½) / se)``
-    with ``m`` their mean and ``se`` its standard error, the normal approximation that the
-    interval of :func:`tournaments.sprt.elo_estimate` rests on. ½ without pairs; 1 or 0
-    when every pair scored alike above or below ½."""
-    pairs = counts.pairs
-    if not pairs:
-        return 0.5
-    mean = counts.mean_score
-    scores = [
-        score
-        for score, count in zip(PAIR_SCORES, counts.as_tuple(), strict=True)
-        for _ in range(count)
-    ]
-    error = math.sqrt(statistics.pvariance(scores, mean) / pairs)
-    if error == 0:
-        return 0.5 if mean == 0.5 else float(mean > 0.5)
-    return NormalDist().cdf((mean - 0.5) / error)
+@dataclass(frozen=True, slots=True)
+class EloDifference:
+    """A's Elo advantage over B with its confidence interval, and the likelihood that A is
+    the stronger (LOS)."""
+
+    elo: float
+    low: float
+    high: float
+    los: float
+    confidence: float
+
+    def text(self) -> str:
+        """``+70.4 ± 95.0 (95 %), LOS: 92.3 %``."""
+        return (
+            f"{signed(self.elo)} ± {(self.high - self.low) / 2:.1f} "
+            f"({round(self.confidence * 100)} %), LOS: {self.los * 100:.1f} %"
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """The score of A against B: matches won and lost (void ones aside), and the pairs for
-    the Elo difference and the likelihood of superiority (LOS)."""
+    """The score of A against B: matches won and lost (void ones aside), and the duplicate
+    pairs they came in, for the Elo difference and the LOS."""
 
     names: tuple[str, str]
     wins: int
@@ -277,12 +275,20 @@ class Score:
     void: int = 0
     #: Whole pairs without a void match, from A's side.
     pairs: PairCounts = field(default_factory=PairCounts)
+    #: Every decided match by its pair, as :func:`tournaments.ratings.fit_elo` takes them:
+    #: ``(A, B, A's wins, B's wins)`` to the number of such pairs (a pair with a void or an
+    #: unplayed match holds one decided match).
+    pair_results: Mapping[tuple[str, str, int, int], int] = field(default_factory=dict)
 
     @classmethod
     def of_pairs(cls, names: tuple[str, str], pairs: PairCounts) -> Score:
         """The score of counted pairs (the SPRT's), each 2-0, 1-1 or 0-2."""
         wins = 2 * pairs.won_both + pairs.split
-        return cls(names, wins, 2 * pairs.pairs - wins, 0, pairs)
+        first, second = names
+        results = {
+            (first, second, won, 2 - won): count for won, count in enumerate(pairs.as_tuple())
+        }
+        return cls(names, wins, 2 * pairs.pairs - wins, 0, pairs, results)
 
     @property
     def matches(self) -> int:
@@ -294,14 +300,27 @@ class Score:
         """A's share of the matches with a winner (½ when there are none)."""
         return self.wins / self.matches if self.matches else 0.5
 
-    def elo(self, confidence: float = 0.95) -> EloEstimate:
-        """A's Elo advantage over B, with its interval, from the pairs."""
-        return elo_estimate(self.pairs, confidence)
-
-    @property
-    def los(self) -> float:
-        """The likelihood that A is stronger than B, from the pairs."""
-        return likelihood_of_superiority(self.pairs)
+    def elo(self, confidence: float = 0.95) -> EloDifference | None:
+        """A's Elo advantage over B, None before a match had a winner: the tournament's
+        ratings (:func:`~tournaments.ratings.fit_elo`) of the two, B held at 0, with the
+        duplicate pair as the unit of the interval and the LOS, as the standings have it."""
+        if not self.matches:
+            return None
+        first, second = self.names
+        fit = fit_elo(
+            self.names,
+            {(first, second): self.wins, (second, first): self.losses},
+            anchor=second,
+            anchor_elo=0.0,
+            confidence=confidence,
+            pairs={key: count for key, count in self.pair_results.items() if count},
+        )
+        rating = fit.ratings[first]
+        if rating.elo is None or rating.low is None or rating.high is None:
+            return None  # cannot happen: both bots have a decided match
+        return EloDifference(
+            rating.elo, rating.low, rating.high, fit.los[first][second], confidence
+        )
 
     def score_text(self) -> str:
         """``Score of A vs B: 12 - 8 [0.600] 20``: wins - losses [ratio] matches, as
@@ -313,18 +332,23 @@ class Score:
 
     def elo_text(self) -> str:
         """``Elo difference: +70.4 ± 95.0 (95 %), LOS: 92.3 %, over 10 pairs (2-0: 4, …)``."""
-        estimate = self.elo()
+        difference = self.elo()
+        if difference is None:
+            return "Elo difference: none, no match had a winner"
         pairs = self.pairs.pairs
-        return (
-            f"Elo difference: {estimate.text()} ({round(estimate.confidence * 100)} %), "
-            f"LOS: {self.los * 100:.1f} %, over {pairs} pair{'' if pairs == 1 else 's'} "
+        text = (
+            f"Elo difference: {difference.text()}, over {pairs} pair{'' if pairs == 1 else 's'} "
             f"({self.pairs.text()})"
         )
+        halves = sum(count for key, count in self.pair_results.items() if key[2] + key[3] == 1)
+        if halves:  # a void match, or the last of an odd number
+            text += f" and {halves} of one match"
+        return text
 
 
 class Tally:
     """What a duel's matches add up to, match by match: wins, game points and faults per
-    bot, and the score of A (``names[0]``) against B over whole pairs."""
+    bot, and the score of A (``names[0]``) against B by duplicate pair."""
 
     def __init__(self, names: tuple[str, str]) -> None:
         self.names = names
@@ -333,9 +357,12 @@ class Tally:
         self.points: Counter[str] = Counter()
         self.faults: Counter[tuple[str, FaultKind]] = Counter()
         self.void = 0
+        #: Whole pairs without a void match, from A's side.
         self.pairs = PairCounts()
-        #: Pairs left out of the pair counts for a void match.
+        #: Pairs with a void match, out of :attr:`pairs` (their decided match still counts).
         self.void_pairs = 0
+        #: Decided matches by pair, :attr:`Score.pair_results`, the last pair's included.
+        self._results: Counter[tuple[str, str, int, int]] = Counter()
         self._half: Played | None = None
 
     def add(self, match: Played) -> None:
@@ -355,21 +382,32 @@ class Tally:
         first, self._half = self._half, None
         if first is None or first.number != match.number - 1:
             return
+        self._results[self._pair_key(first, match)] += 1
         if first.void or match.void:
             self.void_pairs += 1
             return
         won = sum(played.won_by(self.names[0]) for played in (first, match))
         self.pairs = self.pairs.add(PairOutcome(won))
 
+    def _pair_key(self, *matches: Played) -> tuple[str, str, int, int]:
+        decided = [played for played in matches if not played.void]
+        won = sum(played.won_by(self.names[0]) for played in decided)
+        return (*self.names, won, len(decided) - won)
+
     @property
     def unpaired(self) -> int:
-        """Matches not in a whole pair (the last one of an odd number), left out of the Elo."""
+        """Matches not in a whole pair (the last one of an odd number)."""
         return 1 if self._half is not None else 0
 
     def score(self) -> Score:
         """The score of A against B so far."""
         first, second = self.names
-        return Score(self.names, self.wins[first], self.wins[second], self.void, self.pairs)
+        results = Counter(self._results)
+        if self._half is not None:  # the last pair, half played
+            results[self._pair_key(self._half)] += 1
+        return Score(
+            self.names, self.wins[first], self.wins[second], self.void, self.pairs, dict(results)
+        )
 
     def fault_text(self, name: str) -> str:
         """``timeout 2, crash 1``, or ``none``."""

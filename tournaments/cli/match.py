@@ -144,12 +144,7 @@ def match(
         )
     score = tally.score()
     typer.echo(score.score_text())
-    left_out = []
-    if tally.void_pairs:
-        left_out.append(f"{plural(tally.void_pairs, 'pair')} with a void match")
-    if tally.unpaired:
-        left_out.append("the last match, whose pair was not played")
-    typer.echo(score.elo_text() + (f"; left out: {', '.join(left_out)}" if left_out else ""))
+    typer.echo(score.elo_text())
     if record is not None:
         write_record_or_exit(record, lines, EXIT_UNREADABLE)
 

@@ -70,8 +70,8 @@ def test_the_end_is_the_score_the_elo_and_the_los(tmp_path: Path) -> None:
     lines = result.output.splitlines()
     assert re.fullmatch(r"Score of first vs random: (\d) - (\d) \[\d\.\d{3}\] 3", lines[-2])
     assert re.fullmatch(
-        r"Elo difference: .* \(95 %\), LOS: \d+\.\d %, over 1 pair \(2-0: \d, 1-1: \d, 0-2: \d\)"
-        r"; left out: the last match, whose pair was not played",
+        r"Elo difference: [+-]\d+\.\d ± \d+\.\d \(95 %\), LOS: \d+\.\d %, "
+        r"over 1 pair \(2-0: \d, 1-1: \d, 0-2: \d\) and 1 of one match",
         lines[-1],
     )
 
