@@ -466,4 +466,7 @@ def preflight_task(
             (base / "preflight").mkdir(parents=True, exist_ok=True)
             log_dir = base / "preflight"
             break
-    return preflight_bots([spec], warmup_ms=warmup_ms, sandbox=sandbox, log_dir=log_dir)[0]
+    budgets = None if log_dir is None else log_dir.parent  # the run's log caps, as matches
+    return preflight_bots(
+        [spec], warmup_ms=warmup_ms, sandbox=sandbox, log_dir=log_dir, log_budget_dir=budgets
+    )[0]

@@ -91,8 +91,8 @@ def test_threads_of_one_process_each_get_a_runner(tmp_path: Path) -> None:
 
 
 def test_a_bot_s_log_cap_holds_for_the_whole_tournament(tmp_path: Path) -> None:
-    """Two worker threads, a fresh process of the bot for every match, and a resumed run:
-    the bot's output kept over all its logs stays within its one cap."""
+    """Two worker threads, a fresh process of the bot for every match, the preflight and a
+    resumed run: the bot's output kept over all its logs stays within its one cap."""
     config, marker = write_config(tmp_path, ["good", "spammer"], matches_per_pair=2)
     setup = load_config(config)
     good, spammer = setup.bots
@@ -116,7 +116,7 @@ def test_a_bot_s_log_cap_holds_for_the_whole_tournament(tmp_path: Path) -> None:
     finally:
         close_worker_runner()
     logs = sorted((output / "logs").glob("*/spammer.log"))
-    assert len(logs) == 2  # one per worker thread
+    assert len(logs) == 3  # one per worker thread, and the preflight's
     kept = sum(len(path.read_bytes()) for path in logs)
     assert 40_000 <= kept < 40_000 + 200
     assert wait_no_processes(marker, timeout=5) == []
