@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import itertools
 import os
 import resource
@@ -21,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TypeVar, cast
 
 from referee.cgroups import BotCgroup, detect_cgroups
 from referee.sandbox import SandboxPlan, bot_home, sandbox_command, sandbox_environment
@@ -29,11 +30,14 @@ from referee.sandbox import SandboxPlan, bot_home, sandbox_command, sandbox_envi
 __all__ = [
     "BotProcess",
     "BotSpec",
+    "LogBudget",
     "ResourceLimits",
     "kill_by_token",
     "kill_until_gone",
     "processes_with_environment",
 ]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +46,8 @@ class ResourceLimits:
 
     ``cpu_seconds`` counts the process's own CPU time over its life; ``address_space_mb``
     caps virtual memory; ``open_files`` caps descriptors; ``log_bytes`` caps what is kept of
-    the bot's stdout and stderr (the rest is discarded). By cgroup where the machine has
+    the bot's stdout and stderr over all its processes of a run (the rest is discarded; see
+    :class:`LogBudget`). By cgroup where the machine has
     one: ``memory_mb`` caps the memory of the bot and everything it starts, ``processes``
     the number of its processes and threads. In a sandbox, ``tmp_mb`` is the size of its
     private ``/tmp``; ``file_size_mb`` caps any file it writes (an rlimit).
@@ -150,13 +155,99 @@ def kill_by_token(token: str) -> int:
     return found
 
 
-class _LogSink:
-    """Drains a pipe into a file up to a byte cap, keeping the last lines in memory."""
+class LogBudget:
+    """What may still be kept of one bot's output: its ``limits.log_bytes``, spent by every
+    process of that bot that is given this budget, so the cap holds per bot and per run
+    rather than per process (every match starts a bot afresh).
 
-    def __init__(self, pipe: int, path: Path | None, cap: int, keep_lines: int = 20) -> None:
+    With a ``ledger`` file the count is kept there, under a lock, and shared with every other
+    process that opens the same file: the worker processes of a tournament, and the runs
+    that resume it. Without one (or where the file cannot be opened) it is kept here. Once
+    the cap is reached, one note says so, in the log of the process that reached it.
+    """
+
+    def __init__(self, cap: int, ledger: Path | None = None) -> None:
+        self.cap = cap
+        self.ledger = ledger
+        self._lock = threading.Lock()
+        #: The count (and whether the note was written) when there is no ledger; else the
+        #: last count read from it, which only grows.
+        self._used = 0
+        self._noted = False
+
+    def take(self, wanted: int) -> int:
+        """Reserve up to ``wanted`` bytes of the cap; return how many may be written."""
+
+        def grant(used: int, noted: bool) -> tuple[int, bool, int]:
+            granted = max(0, min(wanted, self.cap - used))
+            return used + granted, noted, granted
+
+        if self._used >= self.cap:
+            return 0  # spent: a count never goes down
+        return self._update(grant)
+
+    def take_note(self) -> bool:
+        """True once per budget, when the cap is reached: the note may be written."""
+
+        def note(used: int, noted: bool) -> tuple[int, bool, bool]:
+            return used, True, used >= self.cap and not noted
+
+        return self._update(note)
+
+    def note_text(self) -> bytes:
+        """The note written where the cap was reached."""
+        return (
+            f"\n[aegis-ref: this bot's log cap of {self.cap} bytes is reached; the rest of "
+            "its output in this run is discarded]\n"
+        ).encode()
+
+    def _update(self, change: Callable[[int, bool], tuple[int, bool, _T]]) -> _T:
+        with self._lock:
+            descriptor = None
+            if self.ledger is not None:
+                try:
+                    self.ledger.parent.mkdir(parents=True, exist_ok=True)
+                    descriptor = os.open(
+                        self.ledger, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+                    )
+                except OSError:
+                    self.ledger = None  # the count stays in this process from now on
+            if descriptor is None:
+                self._used, self._noted, result = change(self._used, self._noted)
+                return result
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX)
+                used, noted = self._parse(os.pread(descriptor, 64, 0))
+                self._used, self._noted, result = change(used, noted)
+                if (self._used, self._noted) != (used, noted):
+                    text = f"{self._used} {int(self._noted)}\n".encode()
+                    os.pwrite(descriptor, text, 0)
+                    os.ftruncate(descriptor, len(text))
+                return result
+            finally:
+                os.close(descriptor)  # releases the lock
+
+    def _parse(self, data: bytes) -> tuple[int, bool]:
+        """The ledger's ``USED NOTED``; an empty ledger is a new one, anything else that does
+        not read as a count is taken as a spent budget (it is never taken to be larger)."""
+        if not data.strip():
+            return 0, False
+        parts = data.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1] in (b"0", b"1"):
+            return int(parts[0]), parts[1] == b"1"
+        return self.cap, True
+
+
+class _LogSink:
+    """Drains a pipe into a file within a :class:`LogBudget`, keeping the last lines in
+    memory."""
+
+    def __init__(
+        self, pipe: int, path: Path | None, budget: LogBudget, keep_lines: int = 20
+    ) -> None:
         self._pipe = pipe
         self._path = path
-        self._cap = cap
+        self._budget = budget
         self.written = 0
         self.dropped = 0
         self._tail: deque[str] = deque(maxlen=keep_lines)
@@ -166,7 +257,12 @@ class _LogSink:
         self._thread.start()
 
     def _drain(self) -> None:
-        file = self._path.open("ab") if self._path is not None else None
+        file = None
+        if self._path is not None:
+            # A log that cannot be opened is lost, but the pipe must still be read: a bot
+            # whose pipe fills up blocks in its next write.
+            with contextlib.suppress(OSError):
+                file = self._path.open("ab")
         try:
             while True:
                 try:
@@ -175,20 +271,24 @@ class _LogSink:
                     break
                 if not chunk:
                     break
-                room = max(0, self._cap - self.written)
-                if file is not None and room:
-                    file.write(chunk[:room])
-                    file.flush()
-                self.written += min(room, len(chunk))
-                self.dropped += max(0, len(chunk) - room)
+                room = 0
+                if file is not None:
+                    room = self._budget.take(len(chunk))
+                    with contextlib.suppress(OSError):  # a full disk, say: keep draining
+                        if room:
+                            file.write(chunk[:room])
+                        if room < len(chunk) and self._budget.take_note():
+                            file.write(self._budget.note_text())
+                        file.flush()
+                    self.dropped += len(chunk) - room
+                self.written += room
                 self._remember(chunk)
         finally:
             with contextlib.suppress(OSError):
                 os.close(self._pipe)
             if file is not None:
-                if self.dropped:
-                    file.write(f"\n[aegis-ref: {self.dropped} more bytes discarded]\n".encode())
-                file.close()
+                with contextlib.suppress(OSError):
+                    file.close()
 
     def _remember(self, chunk: bytes) -> None:
         # Only the tail matters; bound the work for a bot that floods its output.
@@ -226,7 +326,10 @@ class BotProcess:
         extra_env: Mapping[str, str] | None = None,
         sandbox: SandboxPlan | None = None,
         socket_path: str | None = None,
+        log_budget: LogBudget | None = None,
     ) -> None:
+        """``log_budget``: what this process may add to the bot's log (default: the bot's
+        ``limits.log_bytes`` for this process alone)."""
         self._token = token
         if spec.is_remote:
             raise ValueError(f"bot {spec.name!r} is remote: it has no command to start")
@@ -303,7 +406,7 @@ class BotProcess:
         finally:
             os.close(write_end)
         self.started_at = time.monotonic()
-        self._log = _LogSink(read_end, log_path, limits.log_bytes)
+        self._log = _LogSink(read_end, log_path, log_budget or LogBudget(limits.log_bytes))
 
     @property
     def pid(self) -> int:

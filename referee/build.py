@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-from referee.bots import ResourceLimits, _children, _LogSink, _prepare_child
+from referee.bots import LogBudget, ResourceLimits, _children, _LogSink, _prepare_child
 from referee.cgroups import BotCgroup, detect_cgroups
 from referee.sandbox import (
     _SYSTEM_DIRECTORIES,
@@ -212,7 +212,7 @@ def run_build(
         raise
     finally:
         os.close(log_write)
-    log = _LogSink(log_read, log_path, limits.log_bytes)
+    log = _LogSink(log_read, log_path, LogBudget(limits.log_bytes))
     timed_out = threading.Event()
 
     def out_of_time() -> None:

@@ -38,6 +38,8 @@ class PreflightResult:
     exit_code: int | None = None
     #: Where its output went, if anywhere.
     log_path: str | None = None
+    #: The name it gave in its hello (unchecked: the bot's own words), if it said one.
+    said: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -51,6 +53,7 @@ def preflight_bots(
     warmup_ms: int,
     sandbox: SandboxPlan | None = None,
     log_dir: Path | None = None,
+    log_budget_dir: Path | None = None,
     parallel: int = 2,
     stopping: Callable[[], bool] = lambda: False,
 ) -> list[PreflightResult]:
@@ -58,11 +61,12 @@ def preflight_bots(
     starts its two bots: all of a batch at once, then each given ``warmup_ms`` for its hello
     in turn. Return the results in ``specs``' order; every bot is stopped before this
     returns. Once ``stopping()`` is true no more bots are started, and the results hold only
-    those that were."""
+    those that were. ``log_budget_dir``: the ledgers of the run's log caps, which the
+    output of the preflight counts against too (:class:`~referee.bots.LogBudget`)."""
     if any(spec.is_remote for spec in specs):
         raise ValueError("remote bots dial in: they cannot be started for a preflight")
     results: list[PreflightResult] = []
-    server = BotServer(log_dir=log_dir, sandbox=sandbox)
+    server = BotServer(log_dir=log_dir, sandbox=sandbox, log_budget_dir=log_budget_dir)
     try:
         for first in range(0, len(specs), max(1, parallel)):
             if stopping():
@@ -89,4 +93,5 @@ def _await_hello(
     if fault is not None and session.process is not None:
         exit_code = session.process.exit_code()
     log = str(session.log_path) if session.log_path is not None else None
-    return PreflightResult(session.name, fault, round(elapsed, 1), exit_code, log)
+    said = session.hello.name if fault is None and session.hello is not None else None
+    return PreflightResult(session.name, fault, round(elapsed, 1), exit_code, log, said)

@@ -113,12 +113,15 @@ class MatchRunner:
         remote_connect_s: float | None = None,
         sandbox: SandboxPlan | None = None,
         remote_link: RemoteLink | None = None,
+        log_budget_dir: Path | None = None,
     ) -> None:
-        """``remote``: listen for remote bots there; ``remote_link``: or have a tournament's
-        hub (:mod:`referee.hub`) lend them, one match at a time; ``remote_connect_s``: how
-        long a match waits for a remote bot that is not connected (default: the warm-up
-        allowance); ``sandbox``: how bots are started (:func:`referee.sandbox.plan_sandbox`;
-        default unsandboxed)."""
+        """``log_dir``: keep each bot's output there; ``log_budget_dir``: share the bots' log
+        caps through ledgers there with the other runners of a run (default: each bot's
+        cap holds over this runner's processes of it); ``remote``: listen for remote bots
+        there; ``remote_link``: or have a tournament's hub (:mod:`referee.hub`) lend them, one
+        match at a time; ``remote_connect_s``: how long a match waits for a remote bot that is
+        not connected (default: the warm-up allowance); ``sandbox``: how bots are started
+        (:func:`referee.sandbox.plan_sandbox`; default unsandboxed)."""
         self.options = options or RulesOptions()
         self.time_control = time_control or TimeControl()
         self.heartbeat_ms = heartbeat_ms
@@ -129,6 +132,7 @@ class MatchRunner:
             remote=remote,
             sandbox=sandbox,
             remote_link=remote_link,
+            log_budget_dir=log_budget_dir,
         )
         #: Sessions kept from match to match (keep-alive and remote bots), by bot name.
         self._sessions: dict[str, list[BotSession]] = {}

@@ -171,12 +171,15 @@ def plan_sandbox(
 def python_paths() -> tuple[str, ...]:
     """What the referee's Python needs to run the bundled bots and the SDK: its prefixes and
     the folders of this project's packages (an editable install imports them from the
-    source tree, which is otherwise not shown)."""
+    source tree, which is otherwise not shown), the bundled bots' among them: a bundled bot
+    may import another (``strong`` plays out with ``greedy``'s policy)."""
     import protocol
     import referee
+    from referee.bundled import sample_bots_dir  # here: bundled imports this module's users
 
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
     paths |= {os.path.dirname(package.__file__ or "") for package in (protocol, referee)}
+    paths.add(str(sample_bots_dir()))
     return tuple(sorted({os.path.realpath(path) for path in paths} | paths))
 
 

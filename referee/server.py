@@ -37,7 +37,7 @@ from protocol.codes import ErrorCode, RejectCode
 from protocol.errors import ProtocolError, quoted
 from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
-from referee.bots import BotProcess, BotSpec
+from referee.bots import BotProcess, BotSpec, LogBudget
 from referee.faults import Fault, FaultKind
 from referee.rundir import PrivateDirectory, remove_stale_directories
 from referee.sandbox import SandboxPlan
@@ -82,6 +82,8 @@ _POLL_SLICE = 0.05  # seconds between liveness checks of a bot process while wai
 _EXIT_GRACE = 0.3
 #: Peers whose process ancestry is remembered (to tell which bot sent a bad hello).
 _SENDER_CACHE_LIMIT = 256
+#: The folder of the log-cap ledgers, in a server's ``log_budget_dir``.
+_LEDGERS = ".log-budget"
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
 _SNDMORE = int(zmq.SNDMORE)
 _NOBLOCK = int(zmq.NOBLOCK)
@@ -185,7 +187,12 @@ class BotServer:
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
         sandbox: SandboxPlan | None = None,
         remote_link: RemoteLink | None = None,
+        log_budget_dir: Path | None = None,
     ) -> None:
+        """``log_dir``: where each started bot's output goes, ``<name>.log``;
+        ``log_budget_dir``: where the ledgers of the bots' log caps are kept, to share them
+        with other servers of the same run (the worker processes of a tournament); by
+        default each bot's cap is counted over this server's processes of it."""
         self.heartbeat_ms = heartbeat_ms
         self.sandbox = sandbox or SandboxPlan(False, problem="not requested")
         self._freezing = self.sandbox.enabled and self.sandbox.freeze_opponent
@@ -196,6 +203,9 @@ class BotServer:
         #: conformance check offers others (to see a bot handle a version it cannot speak).
         self.supported_versions = tuple(supported_versions)
         self.log_dir = log_dir
+        self.log_budget_dir = log_budget_dir
+        #: Each bot's log budget, by name: one for all its processes.
+        self._log_budgets: dict[str, LogBudget] = {}
         remove_stale_directories()  # those of referees killed before they could
         _raise_file_limit()
         self._dir = PrivateDirectory()
@@ -343,7 +353,8 @@ class BotServer:
         session = BotSession(spec=spec, token=secrets.token_hex(16))
         log_path = None
         if self.log_dir is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # then the log is lost, not the match
+                self.log_dir.mkdir(parents=True, exist_ok=True)
             log_path = self.log_dir / f"{_safe_name(spec.name)}.log"
             session.log_path = log_path
         # An endpoint for this bot alone: in its sandbox it sees no other bot's.
@@ -367,6 +378,7 @@ class BotServer:
                 extra_env=extra_env,
                 sandbox=self.sandbox,
                 socket_path=socket_path,
+                log_budget=self._log_budget(spec),
             )
         except OSError as error:
             self._release_endpoint(session)
@@ -377,6 +389,18 @@ class BotServer:
             return session
         self._awaiting[session.token] = session
         return session
+
+    def _log_budget(self, spec: BotSpec) -> LogBudget:
+        """The bot's log budget, shared by all its processes (and, with a
+        ``log_budget_dir``, with other servers)."""
+        budget = self._log_budgets.get(spec.name)
+        if budget is None:
+            ledger = None
+            if self.log_budget_dir is not None:
+                ledger = self.log_budget_dir / _LEDGERS / f"{_safe_name(spec.name)}.bytes"
+            budget = LogBudget(spec.limits.log_bytes, ledger)
+            self._log_budgets[spec.name] = budget
+        return budget
 
     def handshake(self, session: BotSession, timeout_s: float) -> Fault | None:
         """Wait for the bot's valid ``hello``; None on success, else the fault."""

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from referee.bots import BotSpec, ResourceLimits
 from referee.build import BuildLimits
-from referee.bundled import bundled_bot_names, sample_bots_dir
+from referee.bundled import BOT_NAME_PATTERN, bundled_bot_names, sample_bots_dir
 from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
@@ -52,9 +52,6 @@ __all__ = [
     "parse_config",
 ]
 
-#: Bot names become parts of file names and match ids (``r0001-alpha+beta``), so they are
-#: kept to letters, digits, ``_``, ``.`` and ``-``; ``+`` separates the two seats in an id.
-BOT_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _Z85_KEY = re.compile(r"[0-9A-Za-z.\-:+=^!/*?&<>()\[\]{}@%$#]{40}")
 #: A Dask scheduler address: tcp:// or tls://, a host (name, IPv4 or [IPv6]) and a port.
 _SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
@@ -106,7 +103,8 @@ class LimitsConfig(_Model):
     log_bytes: int = Field(
         default=_DEFAULT_LIMITS.log_bytes,
         ge=0,
-        description="Bytes of the bot's output kept in its log.",
+        description="Bytes of the bot's output kept in its logs over the whole tournament "
+        "(every process of it, on every worker, resumed runs included); the rest is discarded.",
     )
     memory_mb: int | None = Field(
         default=_DEFAULT_LIMITS.memory_mb,

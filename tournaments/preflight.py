@@ -72,6 +72,7 @@ def preflight(
             warmup_ms=warmup_ms,
             sandbox=sandbox,
             log_dir=preflight_log_dir(output),
+            log_budget_dir=preflight_log_dir(output).parent,  # the run's log caps
             parallel=min(2 * concurrency, max(2, len(os.sched_getaffinity(0)))),
             stopping=stopping,
         )

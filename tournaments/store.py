@@ -4,7 +4,7 @@ Layout of an output directory::
 
     results.sqlite          meta, bots, schedule, results, retired (this module's schema)
     records/match-<id>.jsonl    each finished match in the record format (docs/records.md)
-    logs/                   the bots' output, per worker process
+    logs/                   the bots' output, per worker process; the ledgers of their caps
 
 Only the coordinator writes. A finished match is stored once and atomically: its record is
 written to a temporary file, synced and renamed into place, and then its row is inserted in

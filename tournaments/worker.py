@@ -65,6 +65,7 @@ __all__ = [
     "bot_problems",
     "close_worker_runner",
     "init_worker",
+    "match_outcome",
     "play_match_batch",
     "play_match_task",
     "preflight_task",
@@ -97,6 +98,13 @@ class MatchTask:
     absent: tuple[str, ...] = ()
     #: How the bots are started: sandboxed or not (resolved by the coordinator).
     sandbox: SandboxPlan | None = None
+    #: The match's number in its record (a tournament's records hold one match each).
+    record_number: int = 1
+    #: Where the bot logs go, a folder per worker thread in it, instead of the output
+    #: directory's ``logs/``.
+    log_root: str | None = None
+    #: Where the ledgers of the bots' log caps are kept, instead of the log root.
+    log_budget: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,22 +175,28 @@ def _stop_reaper(process: subprocess.Popen[bytes]) -> None:
         process.wait(5.0)
 
 
-def _log_dir(task: MatchTask, ident: int) -> Path | None:
+def _log_dir(task: MatchTask, ident: int) -> tuple[Path, Path] | None:
     """Where this thread's bots log: ``logs/<host>-<pid>[-<n>]`` in the output directory,
     which on a remote worker is the same path on that machine; a temporary directory if that
-    cannot be made there."""
-    if task.output is None:
+    cannot be made there. With it, the folder above it, which holds the ledgers of the bots'
+    log caps: one cap per bot for the whole tournament, shared by every worker (on one
+    machine, or a shared file system) and kept when the tournament is resumed."""
+    if task.log_root is not None:
+        root = Path(task.log_root)
+    elif task.output is not None:
+        root = Path(task.output) / "logs"
+    else:
         return None
     with _lock:
         number = _thread_numbers.setdefault(ident, len(_thread_numbers))
     name = f"{socket.gethostname()}-{os.getpid()}" + (f"-{number}" if number else "")
-    for base in (Path(task.output) / "logs", Path(tempfile.gettempdir()) / "aegis-ref-logs"):
+    for base in (root, Path(tempfile.gettempdir()) / "aegis-ref-logs"):
         path = base / name
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError:
             continue
-        return path
+        return path, base if task.log_budget is None else Path(task.log_budget)
     return None
 
 
@@ -227,10 +241,12 @@ def _runner_for(task: MatchTask, ident: int) -> _Slot:
             # without a bot's program is a cluster set up wrongly (docs/cluster.md).
             where = f"{socket.gethostname()}:{os.getpid()}"
             raise ClusterError(f"worker {where} cannot start the bots: {'; '.join(problems)}")
+        logs = _log_dir(task, ident)
         runner = MatchRunner(
             options=task.options,
             time_control=task.time_control,
-            log_dir=_log_dir(task, ident),
+            log_dir=None if logs is None else logs[0],
+            log_budget_dir=None if logs is None else logs[1],
             remote_link=task.remote_link,
             remote_connect_s=task.remote_connect_s,
             sandbox=task.sandbox,
@@ -416,11 +432,16 @@ def play_match_task(task: MatchTask) -> MatchOutcome:
             closing = slot if slot is not None and slot.retired else None
         if closing is not None:
             closing.runner.close()
-    record = [dumps_line(line) for line in report.record_lines(1)]
+    return match_outcome(task, report, duration)
+
+
+def match_outcome(task: MatchTask, report: MatchReport, duration_s: float) -> MatchOutcome:
+    """The plain data of a match played for ``task``: its row and its record."""
+    record = [dumps_line(line) for line in report.record_lines(task.record_number)]
     row = result_row(
         report,
         record_path=f"records/match-{task.match_id}.jsonl",
-        duration_s=duration,
+        duration_s=duration_s,
         worker=f"{socket.gethostname()}:{os.getpid()}",
     )
     return MatchOutcome(row, record)
@@ -447,4 +468,7 @@ def preflight_task(
             (base / "preflight").mkdir(parents=True, exist_ok=True)
             log_dir = base / "preflight"
             break
-    return preflight_bots([spec], warmup_ms=warmup_ms, sandbox=sandbox, log_dir=log_dir)[0]
+    budgets = None if log_dir is None else log_dir.parent  # the run's log caps, as matches
+    return preflight_bots(
+        [spec], warmup_ms=warmup_ms, sandbox=sandbox, log_dir=log_dir, log_budget_dir=budgets
+    )[0]

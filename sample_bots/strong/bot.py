@@ -17,10 +17,13 @@ of the games to come, since a point matters more near the end than at the start.
   the engine's, and the tests check it against the engine.
 - Candidates: every legal card or bid; for an exchange, six of the 32 discards (none or
   stop, then the 1 to 5 least useful cards): good discards are the least useful cards.
-- Time: it stops at :data:`BUDGET_SHARE` of ``deadline_ms`` less :data:`BUDGET_MARGIN_MS`
-  (at most :data:`MAX_BUDGET_MS`), checking the clock before each play-out, so a loaded
-  machine costs play-outs, not the match. Automatic garbage collection is off during a match
-  (a full collection can take tens of ms) and runs between matches.
+- Time (:class:`SearchClock`): it stops at :data:`BUDGET_SHARE` of ``deadline_ms`` less
+  :data:`BUDGET_MARGIN_MS` (at most :data:`MAX_BUDGET_MS`), times the share of a CPU its
+  recent searches got, checking the clock before each play-out. On a busy machine the waits
+  for a CPU, in the search and on the way to and from the referee, grow as that share
+  shrinks; the search shrinks with it, so a loaded machine costs play-outs, not the match.
+  Automatic garbage collection is off during a match (a full collection can take tens of
+  ms) and runs between matches.
 
 About 60 worlds per decision play as well as 200, and at a 100 ms deadline (25 ms of
 search) it gets about 190 (90 for an exchange; some 640 play-outs): information, not speed,
@@ -59,13 +62,15 @@ from sample_bots.greedy.bot import (
     weak_cards,
 )
 
-__all__ = ["Simulation", "StrongBot", "StrongPlayer", "WorldSampler"]
+__all__ = ["SearchClock", "Simulation", "StrongBot", "StrongPlayer", "WorldSampler"]
 
 #: Share of ``deadline_ms`` spent searching, less a margin for messaging and a slow clock.
 BUDGET_SHARE = 0.3
 BUDGET_MARGIN_MS = 5.0
 #: Longer searches barely play better; this keeps matches at long deadlines quick.
 MAX_BUDGET_MS = 100.0
+#: The search time over which :class:`SearchClock` averages the CPU share, in seconds.
+SHARE_MEMORY_S = 0.1
 
 # ---------------------------------------------------------------------------------------------
 # The simulator
@@ -575,6 +580,47 @@ class StrongPlayer:
         return f"{self.match_key}:{seen.game_number}:{seen.phase.value}:{progress}"
 
 
+class SearchClock:
+    """How long a decision may search: :data:`BUDGET_SHARE` of the deadline less
+    :data:`BUDGET_MARGIN_MS`, at most :data:`MAX_BUDGET_MS`, times the share of a CPU that
+    the searches got lately (their CPU time over their wall time, the last
+    :data:`SHARE_MEMORY_S` of searching weighing most).
+
+    A deadline counts every wait for a CPU: in the search, and on the way in and out, where
+    the referee and the bot each wake up to move the message. On a busy machine those waits
+    grow as the share of a CPU shrinks (a process with a third of a CPU waits about twice
+    as long as it runs), so the margin the deadline leaves must grow too; and the longer
+    the search, the likelier a long wait lands in it. A search that got a third of a CPU is
+    given a third of its time; a starved one searches next to nothing,
+    and the bot answers about as fast as ``greedy`` would. An idle machine gives the whole
+    budget. A searched decision measures the share; one that is not searched (a single
+    candidate) does not, and a short search weighs little.
+    """
+
+    def __init__(self) -> None:
+        self._cpu = 0.0
+        self._wall = 0.0
+
+    @property
+    def share(self) -> float:
+        """The share of a CPU the recent searches got, 1 before the first."""
+        if self._wall <= 0:
+            return 1.0
+        return min(1.0, self._cpu / self._wall)
+
+    def budget_ms(self, deadline_ms: int) -> float:
+        """The search time for a decision with this deadline (0 or less: none)."""
+        return min(deadline_ms * BUDGET_SHARE - BUDGET_MARGIN_MS, MAX_BUDGET_MS) * self.share
+
+    def note(self, cpu_s: float, wall_s: float) -> None:
+        """A search took ``wall_s`` seconds and got ``cpu_s`` of CPU time."""
+        if wall_s <= 0:
+            return
+        past = math.exp(-wall_s / SHARE_MEMORY_S)
+        self._cpu = past * self._cpu + min(cpu_s, wall_s)
+        self._wall = past * self._wall + wall_s
+
+
 class StrongBot(Bot):
     """The search behind the SDK, within each decision's deadline."""
 
@@ -586,6 +632,7 @@ class StrongBot(Bot):
         reproducible mode), instead of as many as the deadline allows."""
         self.player = StrongPlayer(seed=seed, max_worlds=worlds)
         self.fixed_budget = worlds is not None
+        self.clock = SearchClock()
         self.verbose = verbose
         # The search makes no reference cycles, so nothing piles up; a collection in the
         # middle of a decision could cost it the deadline. Collected at each match's end.
@@ -597,10 +644,15 @@ class StrongBot(Bot):
 
     def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
         """Search until the budget for this decision is spent."""
+        player = self.player
         if self.fixed_budget:
-            return self.player.decide(view.observation, legal, math.inf)
-        budget_ms = min(view.deadline_ms * BUDGET_SHARE - BUDGET_MARGIN_MS, MAX_BUDGET_MS)
-        return self.player.decide(view.observation, legal, view.received_at + budget_ms / 1000)
+            return player.decide(view.observation, legal, math.inf)
+        stop_at = view.received_at + self.clock.budget_ms(view.deadline_ms) / 1000
+        searched, wall, cpu = player.searched, time.monotonic(), time.thread_time()
+        action = player.decide(view.observation, legal, stop_at)
+        if player.searched > searched:
+            self.clock.note(time.thread_time() - cpu, time.monotonic() - wall)
+        return action
 
     def on_match_end(self, result: MatchEndInfo) -> None:
         """Collect garbage; with ``AEGIS_STRONG_VERBOSE`` set, print search statistics."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.bots import BotSpec, processes_with_environment
+from referee.bots import BotSpec, ResourceLimits, processes_with_environment
 from referee.faults import FaultKind
 from referee.preflight import preflight_bots
 
@@ -46,6 +46,28 @@ def test_each_bot_is_started_once_and_stopped(tmp_path: Path) -> None:
     assert gone.exit_code == 4
     assert gone.fault.detail == "process ended (exit code 4) before a valid hello"
     assert gone.fault.stderr_tail[-1] == "bye"
+    assert processes_with_environment("AEGIS_TEST_MARKER", marker) == []
+
+
+def test_a_bot_s_hello_name_and_its_share_of_the_log_cap(tmp_path: Path) -> None:
+    """The result has the name the bot said; what it writes before its hello counts against
+    the run's cap for it, which the ledgers keep across preflights and matches."""
+    marker = uuid.uuid4().hex
+    said = preflight_bots([_rawbot("alpha", marker, "--name", "calls-itself")], warmup_ms=5000)
+    assert said[0].said == "calls-itself"
+    chatty = BotSpec(
+        "chatty",
+        (sys.executable, "-c", "import sys; sys.stderr.write('x' * 30000)"),
+        limits=ResourceLimits(log_bytes=50_000),
+    )
+    for run in ("one", "two"):
+        (result,) = preflight_bots(
+            [chatty], warmup_ms=5000, log_dir=tmp_path / run, log_budget_dir=tmp_path
+        )
+        assert result.said is None
+        assert result.fault is not None
+    kept = sum(len(path.read_bytes()) for path in tmp_path.glob("*/chatty.log"))
+    assert 50_000 <= kept < 50_000 + 200
     assert processes_with_environment("AEGIS_TEST_MARKER", marker) == []
 
 

@@ -299,6 +299,39 @@ def test_stderr_flood_is_capped_and_harmless(tmp_path: Path) -> None:
     assert dropped > 4_000_000
 
 
+def _spammer(cap: int) -> BotSpec:
+    """A bot that writes 5 MB to stderr at its first decision of every match, in a fresh
+    process for each match."""
+    from referee.bots import ResourceLimits
+
+    command = (sys.executable, str(RAWBOT), "--fault", "stderr_spam", "--at", "1")
+    return BotSpec("spammer", command, limits=ResourceLimits(log_bytes=cap))
+
+
+def test_the_log_cap_is_per_bot_not_per_process(tmp_path: Path) -> None:
+    # Every match starts the bot afresh: each process used to get a cap of its own, so two
+    # matches kept twice the cap.
+    with MatchRunner(time_control=FAST, log_dir=tmp_path) as match_runner:
+        for seed in (1, 2):
+            report = match_runner.play([_spammer(50_000), rawbot("good")], seed=seed)
+            assert report.faults == []
+    text = (tmp_path / "spammer.log").read_text()
+    assert len(text) < 50_000 + 200
+    assert text.count("log cap of 50000 bytes") == 1  # said once, not once per process
+
+
+def test_the_log_cap_is_shared_by_the_workers_of_a_run(tmp_path: Path) -> None:
+    # Two runners, as two worker processes of one tournament: each logs to a folder of its
+    # own, and one ledger keeps the bot's cap across them (and across a resumed run).
+    for worker in ("one", "two", "one"):
+        with MatchRunner(
+            time_control=FAST, log_dir=tmp_path / worker, log_budget_dir=tmp_path
+        ) as match_runner:
+            match_runner.play([_spammer(30_000), rawbot("good")], seed=1)
+    kept = sum(len(path.read_bytes()) for path in tmp_path.glob("*/spammer.log"))
+    assert 30_000 <= kept < 30_000 + 200
+
+
 def keep_alive_pair(runner: MatchRunner) -> tuple[list[BotSpec], str]:
     """Two kept-alive bots after one match together, and the first one's endpoint: where a
     local stranger (any process of the same user, unsandboxed) can reach the referee."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.messages import Hello
 from referee.bundled import resolve_bot
 from referee.rules.actions import PASS, STOP, Bid, Exchange, play
 from referee.rules.cards import Card, Suit, parse_card
@@ -26,7 +27,8 @@ from referee.rules.game import (
     shuffled_deck,
 )
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner, TimeControl, hello_of
+from referee.sandbox import bubblewrap_problem, plan_sandbox
 from sample_bots.greedy.bot import (
     ALL_CARDS,
     GreedyPlayer,
@@ -36,7 +38,10 @@ from sample_bots.greedy.bot import (
     play_choice,
 )
 from sample_bots.strong.bot import (
+    BUDGET_MARGIN_MS,
+    BUDGET_SHARE,
     MatchOdds,
+    SearchClock,
     Simulation,
     StrongPlayer,
     WorldSampler,
@@ -71,6 +76,15 @@ def test_strong_plays_random_in_both_seats(tmp_path: Path) -> None:
     assert wins(reports, "strong") >= 3
 
 
+@pytest.mark.skipif(bubblewrap_problem() is not None, reason="bubblewrap cannot sandbox here")
+@pytest.mark.parametrize("name", ["random", "first", "greedy", "strong"])
+def test_each_bundled_python_bot_starts_in_its_sandbox(name: str) -> None:
+    # strong imports greedy, outside its own folder: a sandbox showed only that folder.
+    hello = hello_of(resolve_bot(name), sandbox=plan_sandbox("required"), timeout_s=30)
+    assert isinstance(hello, Hello), hello.explain()
+    assert hello.name == name
+
+
 def test_strong_keeps_a_100_ms_deadline(tmp_path: Path) -> None:
     specs = [resolve_bot("strong"), resolve_bot("greedy")]
     clock = TimeControl(decision_ms=100, warmup_ms=20000)
@@ -87,6 +101,27 @@ def test_strong_keeps_a_100_ms_deadline(tmp_path: Path) -> None:
             ]
             assert len(times) > 10
             assert max(times) < 100, sorted(times)[-5:]
+
+
+def test_the_search_shrinks_with_the_share_of_a_cpu_it_gets() -> None:
+    """The budget is the deadline's share times the CPU share of the recent searches: whole
+    on an idle machine, a third when the searches got a third of a CPU; a search too short
+    to tell hardly moves it; searches with a CPU to themselves give the time back."""
+    clock = SearchClock()
+    whole = 100 * BUDGET_SHARE - BUDGET_MARGIN_MS
+    assert clock.budget_ms(100) == whole  # nothing measured yet: the whole budget
+    clock.note(cpu_s=0.010, wall_s=0.030)  # a third of a CPU
+    assert clock.share == pytest.approx(1 / 3)
+    assert clock.budget_ms(100) == pytest.approx(whole / 3)
+    clock.note(cpu_s=0.0005, wall_s=0.0005)  # a tiny search that got a whole CPU
+    assert clock.share < 0.36
+    for _ in range(20):  # a long stretch of searches with the CPU to themselves
+        clock.note(cpu_s=0.025, wall_s=0.025)
+    assert clock.share > 0.99
+    clock.note(cpu_s=0.001, wall_s=0.0)  # no time: nothing to learn
+    assert clock.share > 0.99
+    assert clock.budget_ms(10) <= 0  # too short a deadline to search at all
+    assert SearchClock().budget_ms(10_000) == 100  # MAX_BUDGET_MS
 
 
 # ---------------------------------------------------------------------------------------------

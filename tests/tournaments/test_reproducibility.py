@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from protocol.builders import bot_seed
+from tests.tournaments.cli.helpers import invoke, read_lines
 from tests.tournaments.helpers import (
     AEGIS_REF,
     BUNDLED_TOTAL,
@@ -145,6 +146,28 @@ def test_sprt_with_a_seed_plays_the_same_matches_every_time(tmp_path: Path) -> N
     second = _record(tmp_path, "two", *arguments)
     assert first == second
     assert sum(line["type"] == "match_start" for line in first) == 6
+
+
+def test_match_and_sprt_play_the_same_matches_at_any_concurrency(tmp_path: Path) -> None:
+    """Two worker processes give the very matches one process gives, in the same order (and
+    ``sprt NEW OLD`` plays the matches of ``match NEW OLD``); each bot's output is kept in a
+    folder per worker. In this process, to spare the test a command's start."""
+
+    def record(name: str, *arguments: str) -> list[Any]:
+        path = tmp_path / f"{name}.jsonl"
+        rules = ("--target-score", "5", "--cold-margin", "3", "--seed", "7", "--sandbox", "off")
+        result = invoke(*arguments, *rules, "--record", str(path))
+        assert result.exit_code in (0, 3), result.output  # sprt: 3 undecided
+        return [without_times(line) for line in read_lines(path)]
+
+    one = record("match-1", "match", "random", "first", "--matches", "4")
+    assert sum(line["type"] == "match_start" for line in one) == 4
+    logs = tmp_path / "logs"
+    match = ("match", "random", "first", "--matches", "4", "--logs", str(logs))
+    assert record("match-2", *match, "--concurrency", "2") == one
+    assert list(logs.glob("*/random.log"))  # logs/<host>-<pid>/
+    sprt = ("sprt", "random", "first", "--max-matches", "4", "--concurrency", "2")
+    assert record("sprt-2", *sprt) == one
 
 
 def test_the_seat_seeds_differ_and_reveal_nothing_of_the_match_seed() -> None:

@@ -4,6 +4,7 @@ reaper, and a worker that lacks a bot's program."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import sqlite3
 from collections.abc import Mapping
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from referee.bots import BotSpec
+from referee.bots import BotSpec, ResourceLimits
 from tests.tournaments.helpers import wait_no_processes, winners, write_config
 from tournaments import worker
 from tournaments.config import load_config
@@ -75,13 +76,49 @@ def test_threads_of_one_process_each_get_a_runner(tmp_path: Path) -> None:
     )
     connection = sqlite3.connect(tmp_path / "threads" / "results.sqlite")
     try:
-        logs = {path.name for path in (tmp_path / "threads" / "logs").iterdir()}
+        logs = {
+            path.name
+            for path in (tmp_path / "threads" / "logs").iterdir()
+            if not path.name.startswith(".")  # the log caps' ledgers
+        }
         logs.remove("preflight")  # the bots' start before any match, in this thread
         playing = {row[0] for row in connection.execute("SELECT DISTINCT worker FROM results")}
     finally:
         connection.close()
     assert len(playing) == 1  # one process, this one
     assert len(logs) == 2  # a log directory per thread
+    assert wait_no_processes(marker, timeout=5) == []
+
+
+def test_a_bot_s_log_cap_holds_for_the_whole_tournament(tmp_path: Path) -> None:
+    """Two worker threads, a fresh process of the bot for every match, the preflight and a
+    resumed run: the bot's output kept over all its logs stays within its one cap."""
+    config, marker = write_config(tmp_path, ["good", "spammer"], matches_per_pair=2)
+    setup = load_config(config)
+    good, spammer = setup.bots
+    spammer = dataclasses.replace(
+        spammer,
+        command=(*spammer.command, "--fault", "stderr_spam", "--at", "1"),
+        keep_alive=False,
+        limits=ResourceLimits(log_bytes=40_000),
+    )
+    setup = dataclasses.replace(setup, bots=(good, spammer))
+    output = tmp_path / "out"
+    try:
+        with ThreadPoolExecutor(max_workers=2) as threads:
+            for concurrency in (2, 1):  # the second run finds everything stored but adds one
+                run_tournament(
+                    setup.with_overrides(output=output, concurrency=concurrency),
+                    display=QuietDisplay(Console(file=io.StringIO())),
+                    executor=threads,
+                )
+                setup = dataclasses.replace(setup, matches_per_pair=4)
+    finally:
+        close_worker_runner()
+    logs = sorted((output / "logs").glob("*/spammer.log"))
+    assert len(logs) == 3  # one per worker thread, and the preflight's
+    kept = sum(len(path.read_bytes()) for path in logs)
+    assert 40_000 <= kept < 40_000 + 200
     assert wait_no_processes(marker, timeout=5) == []
 
 

@@ -1,8 +1,9 @@
-"""What several commands share besides their flags: the record file they write at the end
-and the counts they print."""
+"""What several commands share besides their flags: the record file they write at the end,
+the counts they print, and the two bots of ``match`` and ``sprt``."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -12,9 +13,21 @@ from pathlib import Path
 
 import typer
 
+from referee.bots import BotSpec
+from referee.bundled import (
+    BOT_NAME_PATTERN,
+    BotNameError,
+    NameOrigin,
+    name_apart,
+    needs_a_name,
+    resolve_bot,
+)
+from referee.faults import explain_fault, printable
+from referee.preflight import preflight_bots
 from referee.record_files import write_record
+from referee.sandbox import SandboxPlan
 
-__all__ = ["EXIT_UNREADABLE", "invoked_as", "plural", "write_record_or_exit"]
+__all__ = ["EXIT_UNREADABLE", "invoked_as", "plural", "resolve_two_bots", "write_record_or_exit"]
 
 #: The exit code of a command that cannot read or write a file, or cannot use its arguments.
 EXIT_UNREADABLE = 2
@@ -56,3 +69,54 @@ def write_record_or_exit(path: Path, lines: Iterable[str], exit_code: int) -> No
         typer.echo(f"cannot write record {path}: {error.strerror or error}", err=True)
         raise typer.Exit(exit_code) from None
     typer.echo(f"record: {path}")
+
+
+def resolve_two_bots(
+    texts: tuple[str, str],
+    suffixes: tuple[str, str],
+    *,
+    sandbox: SandboxPlan,
+    warmup_ms: int,
+    exit_code: int,
+) -> tuple[BotSpec, BotSpec]:
+    """The two bots of ``match`` or ``sprt``, named: ``NAME=BOT`` by NAME; a bundled bot by
+    its name; a command line without a name by the name the bot gives in its ``hello`` (it
+    is started once, as a match would, to hear it), else by its command. Names that clash
+    get ``suffixes`` (:func:`~referee.bundled.name_apart`). A bot that resolves to nothing
+    is an error: say why, exit."""
+    try:
+        specs = [resolve_bot(text) for text in texts]
+        origins = [NameOrigin.of(text) for text in texts]
+        for index, text in enumerate(texts):
+            if needs_a_name(text):
+                specs[index], origins[index] = _named_by_hello(specs[index], sandbox, warmup_ms)
+        return name_apart((specs[0], specs[1]), (origins[0], origins[1]), suffixes)
+    except BotNameError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(exit_code) from None
+
+
+def _named_by_hello(
+    spec: BotSpec, sandbox: SandboxPlan, warmup_ms: int
+) -> tuple[BotSpec, NameOrigin]:
+    """``spec`` under the name its bot says in its hello, if it says a usable one: it is
+    started once, as its matches will start it (:func:`referee.preflight.preflight_bots`)."""
+    command = printable(" ".join(spec.command))
+    result = preflight_bots([spec], warmup_ms=warmup_ms, sandbox=sandbox)[0]
+    if result.fault is not None:
+        typer.echo(
+            f"warning: {command!r} did not say hello, so it is called {spec.name!r}: "
+            f"{explain_fault(result.fault, spec.command)}",
+            err=True,
+        )
+        return spec, NameOrigin.COMMAND
+    said = result.said or ""
+    if not BOT_NAME_PATTERN.fullmatch(said):
+        typer.echo(
+            f"warning: {command!r} calls itself {said!r}, which is no bot name (1 to 64 "
+            f"letters, digits, '_', '.' or '-', from a letter or digit), so it is called "
+            f"{spec.name!r}; give it one as NAME=COMMAND",
+            err=True,
+        )
+        return spec, NameOrigin.COMMAND
+    return dataclasses.replace(spec, name=said), NameOrigin.HELLO

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from referee.bundled import BotNameError, resolve_pair
-from referee.faults import FaultKind
-from referee.records import dumps_line
-from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.faults import explain_fault
+from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
-from referee.selfplay import derive_seed
-from tournaments.cli.common import EXIT_UNREADABLE, write_record_or_exit
+from tournaments.cli.common import (
+    EXIT_UNREADABLE,
+    plural,
+    resolve_two_bots,
+    write_record_or_exit,
+)
 from tournaments.cli.options import (
     BOT_HELP,
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,
     BankMsOption,
+    ConcurrencyOption,
     DecisionMsOption,
     KeyFileOption,
     ListenOption,
@@ -33,25 +35,39 @@ from tournaments.cli.options import (
     sandbox_from_flag,
     with_rules_flags,
 )
+from tournaments.errors import TournamentError
+from tournaments.headtohead import Duel, MatchPlayer, Played, Tally
 
 __all__ = ["app", "match"]
 
 app = typer.Typer(no_args_is_help=True)
 
 
-@app.command()
+@app.command(
+    epilog="Examples:\n\n"
+    "aegis-ref match strong greedy --matches 100 --concurrency 2 --decision-ms 100\n\n"
+    'aegis-ref match mine="python3 my_bot.py" random --record mine.jsonl --logs logs'
+)
 @with_rules_flags
 def match(
-    bot_a: Annotated[str, typer.Argument(help=BOT_HELP)],
+    bot_a: Annotated[
+        str, typer.Argument(help=f"{BOT_HELP} Or remote:KEY, a bot that dials in (--listen).")
+    ],
     bot_b: Annotated[str, typer.Argument(help="The opponent, in the same form.")],
     matches: Annotated[int, typer.Option(min=1, help="Number of matches.")] = 2,
+    concurrency: ConcurrencyOption = 1,
     seed: SeedOption = 1,
     record: RecordOption = None,
     decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
     bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
     warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
     logs: Annotated[
-        Path | None, typer.Option(file_okay=False, help="Keep each bot's output in this folder.")
+        Path | None,
+        typer.Option(
+            file_okay=False,
+            help="Keep each bot's output in this folder (with --concurrency, a folder per "
+            "worker process in it).",
+        ),
     ] = None,
     listen: ListenOption = None,
     key_file: KeyFileOption = None,
@@ -66,76 +82,82 @@ def match(
         ),
     ] = False,
 ) -> None:
-    """Play matches between two bots over the protocol and print each result.
+    """Play matches between two bots over the protocol: each result, then the score of A
+    vs B, the Elo difference with its 95 % interval and the likelihood of superiority.
 
     Matches come in duplicate pairs: matches 2k-1 and 2k use the same deals with the seats
-    swapped, so neither bot is favoured by the cards.
+    swapped, so neither bot is favoured by the cards; the Elo and the LOS are over those
+    pairs.
     """
     options = rules.options()
-    try:
-        spec_a, spec_b = resolve_pair(bot_a, bot_b)
-    except BotNameError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_UNREADABLE) from None
+    plan = sandbox_from_flag(sandbox, exit_code=EXIT_UNREADABLE)
+    spec_a, spec_b = resolve_two_bots(
+        (bot_a, bot_b), ("-a", "-b"), sandbox=plan, warmup_ms=warmup_ms, exit_code=EXIT_UNREADABLE
+    )
     if keep_alive:
         spec_a, spec_b = replace(spec_a, keep_alive=True), replace(spec_b, keep_alive=True)
-    plan = sandbox_from_flag(sandbox, exit_code=EXIT_UNREADABLE)
-    control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
-    names = (spec_a.name, spec_b.name)
     remote = listener_from_flags(
         listen, key_file, needed=spec_a.is_remote or spec_b.is_remote, exit_code=EXIT_UNREADABLE
     )
-    wins: Counter[str] = Counter()
-    points: Counter[str] = Counter()
-    faults: Counter[tuple[str, FaultKind]] = Counter()
+    names = (spec_a.name, spec_b.name)
+    try:
+        duel = Duel(
+            (spec_a, spec_b),
+            seed,
+            options,
+            TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms),
+            sandbox=plan,
+            logs=logs,
+            remote=remote,
+            concurrency=concurrency,
+        )
+    except TournamentError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
+    typer.echo(
+        f"{names[0]} vs {names[1]}: {plural(matches, 'match')}, seed {seed}"
+        + (f", {concurrency} at once" if concurrency > 1 else "")
+    )
+    tally = Tally(names)
     lines: list[str] = []
-    with MatchRunner(
-        options=options, time_control=control, log_dir=logs, remote=remote, sandbox=plan
-    ) as runner:
-        if remote is not None:
-            typer.echo(
-                f"listening for remote bots on {runner.server.remote_endpoint}, "
-                f"referee public key {remote.public_key}"
-            )
-        for number in range(1, matches + 1):
-            swapped = number % 2 == 0
-            specs = [spec_b, spec_a] if swapped else [spec_a, spec_b]
-            report = runner.play(specs, derive_seed(seed, "match", (number + 1) // 2), str(number))
-            typer.echo(_describe(number, report))
-            lines.extend(dumps_line(line) for line in report.record_lines(number))
-            if report.winner is not None:
-                wins[report.players[report.winner]] += 1
-            for game in report.games:
-                if game.result is not None:
-                    for seat in (0, 1):
-                        points[report.players[seat]] += game.result.points[seat]
-            for fault in report.faults:
-                faults[(fault.bot, fault.kind)] += 1
+    try:
+        with MatchPlayer(duel) as player:
+            if player.remote_endpoint is not None and remote is not None:
+                typer.echo(
+                    f"listening for remote bots on {player.remote_endpoint}, "
+                    f"referee public key {remote.public_key}"
+                )
+            for played in player.play(range(1, matches + 1)):
+                typer.echo(_describe(played))
+                lines.extend(played.record)
+                tally.add(played)
+    except TournamentError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_UNREADABLE) from None
     typer.echo("")
     for name in names:
-        kinds = ", ".join(
-            f"{kind.value} {count}" for (bot, kind), count in sorted(faults.items()) if bot == name
-        )
         typer.echo(
-            f"{name}: {wins[name]} of {matches} matches won, {points[name]} game points, "
-            f"faults: {kinds or 'none'}"
+            f"{name}: {tally.wins[name]} of {matches} matches won, {tally.points[name]} game "
+            f"points, faults: {tally.fault_text(name)}"
         )
+    score = tally.score()
+    typer.echo(score.score_text())
+    typer.echo(score.elo_text())
     if record is not None:
         write_record_or_exit(record, lines, EXIT_UNREADABLE)
 
 
-def _describe(number: int, report: MatchReport) -> str:
-    players = report.players
-    if report.void:
-        reasons = "; ".join(fault.describe() for fault in report.faults)
-        return f"match {number}: void, both bots failed before the first game: {reasons}"
-    result = report.match.result if report.match is not None else None
-    assert result is not None
-    winner, loser = players[result.winner], players[result.loser]
+def _describe(played: Played) -> str:
+    players = played.players
+    if played.winner is None:
+        reasons = "; ".join(explain_fault(fault) for fault in played.faults)
+        return f"match {played.number}: void, both bots failed before the first game: {reasons}"
+    winner, loser = played.winner, 1 - played.winner
     text = (
-        f"match {number}: {winner} beat {loser} by {result.termination.value}, "
-        f"{result.scores[result.winner]}-{result.scores[result.loser]} after {result.games} games"
+        f"match {played.number}: {players[winner]} beat {players[loser]} by "
+        f"{played.termination}, {played.scores[winner]}-{played.scores[loser]} after "
+        f"{plural(played.games, 'game')}"
     )
-    if report.forfeit_fault is not None:
-        text += f" (forfeit: {report.forfeit_fault.describe()})"
+    if played.forfeit is not None:
+        text += f" (forfeit: {explain_fault(played.forfeit)})"
     return text

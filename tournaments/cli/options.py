@@ -30,6 +30,7 @@ __all__ = [
     "NO_RULES_FLAGS",
     "BankMsOption",
     "ColorOption",
+    "ConcurrencyOption",
     "DecisionMsOption",
     "KeyFileOption",
     "ListenOption",
@@ -49,7 +50,11 @@ __all__ = [
 ]
 
 #: How a bot is named on the command line, for the help of a bot argument.
-BOT_HELP = 'A bundled bot\'s name (random, …) or a quoted command line: "python3 my_bot.py".'
+BOT_HELP = (
+    'A bundled bot\'s name (random, …) or a quoted command line ("python3 my_bot.py"), '
+    'optionally named as NAME=BOT (mine="python3 my_bot.py"); a command line without a '
+    "name is called by the name it gives in its hello."
+)
 
 # ---------------------------------------------------------------------------------------------
 # Rules options: --target-score, --cold-margin, --promise-min-bid, --max-exchange-rounds
@@ -144,6 +149,20 @@ BankMsOption = Annotated[
     int | None, typer.Option(min=0, help="Time bank per bot per match (none by default).")
 ]
 WarmupMsOption = Annotated[int, warmup_ms_flag()]
+
+# ---------------------------------------------------------------------------------------------
+# How many matches at once: --concurrency
+
+ConcurrencyOption = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=256,
+        help="Matches played at once, each by a worker process of its own with its bots, as "
+        "a tournament's concurrency; the results are the same at any concurrency for bots "
+        "that draw their chance from the match's seed.",
+    ),
+]
 
 # ---------------------------------------------------------------------------------------------
 # How started bots are contained: --sandbox

@@ -14,6 +14,8 @@ name that resolves to nothing, an unwritable record, only void pairs); 130 inter
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -22,17 +24,16 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from referee.bots import BotSpec
-from referee.bundled import BotNameError, resolve_pair
-from referee.records import dumps_line
-from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.faults import explain_fault
+from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
-from referee.selfplay import derive_seed
-from tournaments.cli.common import write_record_or_exit
+from tournaments.cli.common import resolve_two_bots, write_record_or_exit
 from tournaments.cli.options import (
     BOT_HELP,
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,
+    BankMsOption,
+    ConcurrencyOption,
     DecisionMsOption,
     RecordOption,
     RulesFlags,
@@ -42,6 +43,8 @@ from tournaments.cli.options import (
     sandbox_from_flag,
     with_rules_flags,
 )
+from tournaments.errors import TournamentError
+from tournaments.headtohead import Duel, MatchPlayer, Played, Score
 from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, StoppingRule, run_sprt
 from tournaments.sprt_elo import sequential_estimate
 
@@ -126,7 +129,12 @@ class _Display:
             self._live = None
 
 
-@app.command()
+@app.command(
+    epilog="Examples:\n\n"
+    "aegis-ref sprt greedy random --elo1 20 --concurrency 2 --target-score 10\n\n"
+    'aegis-ref sprt new="python3 bot.py --v2" old="python3 bot.py" --decision-ms 100 '
+    "--max-matches 2000 --record sprt.jsonl"
+)
 @with_rules_flags
 def sprt(
     new: Annotated[str, typer.Argument(help=f"The new bot. {BOT_HELP}")],
@@ -152,9 +160,11 @@ def sprt(
         int | None,
         typer.Option(min=2, help="Stop undecided (exit 3) after this many matches (whole pairs)."),
     ] = None,
+    concurrency: ConcurrencyOption = 1,
     seed: SeedOption = 1,
     record: RecordOption = None,
     decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
+    bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
     warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
     rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
@@ -172,12 +182,10 @@ def sprt(
         test = SprtTest(elo0, elo1, alpha, beta, bounds)
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
-    try:
-        spec_new, spec_old = resolve_pair(new, old, ("-new", "-old"))
-    except BotNameError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_ERROR) from None
     plan = sandbox_from_flag(sandbox, exit_code=EXIT_ERROR)
+    spec_new, spec_old = resolve_two_bots(
+        (new, old), ("-new", "-old"), sandbox=plan, warmup_ms=warmup_ms, exit_code=EXIT_ERROR
+    )
     console = Console(highlight=False, markup=False, soft_wrap=True)
     lower, upper = test.bounds
     console.print(
@@ -185,15 +193,18 @@ def sprt(
         f"H1 elo {elo1:+g}, alpha {alpha:g}, beta {beta:g}; LLR bounds "
         f"[{lower:+.2f}, {upper:+.2f}]{_MOVING[bounds]}; seed {seed}"
     )
-    control = TimeControl(decision_ms=decision_ms, warmup_ms=warmup_ms)
+    control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
+    duel = Duel((spec_new, spec_old), seed, options, control, sandbox=plan, concurrency=concurrency)
     lines: list[str] | None = None if record is None else []  # kept only when asked for
     display = _Display(console)
     status: SprtStatus | None = None
     try:
-        with MatchRunner(options=options, time_control=control, sandbox=plan) as runner:
+        with MatchPlayer(duel) as player:
+            last = None if max_matches is None else max_matches // 2 * 2
+            matches = player.play(itertools.count(1) if last is None else range(1, last + 1))
 
             def play_pair(number: int) -> PairOutcome | None:
-                return _play_pair(runner, (spec_new, spec_old), seed, number, lines, display)
+                return _play_pair(matches, spec_new.name, lines, display)
 
             status = run_sprt(
                 test,
@@ -207,48 +218,43 @@ def sprt(
         console.print("interrupted: no decision")
         _write(record, lines)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    except TournamentError as error:
+        display.close()
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
     finally:
         display.close()
     _write(record, lines)
+    if status is not None:
+        console.print(Score.of_pairs((spec_new.name, spec_old.name), status.counts).score_text())
     raise typer.Exit(_conclude(console, status, spec_new.name, spec_old.name, test, max_matches))
 
 
 def _play_pair(
-    runner: MatchRunner,
-    specs: tuple[BotSpec, BotSpec],
-    seed: int,
-    number: int,
-    lines: list[str] | None,
-    display: _Display,
+    matches: Iterator[Played], new: str, lines: list[str] | None, display: _Display
 ) -> PairOutcome | None:
-    """Play pair ``number``: the new bot in seat 0, then in seat 1, on the same deals."""
-    spec_new, spec_old = specs
-    pair_seed = derive_seed(seed, "match", number)
+    """The next pair of ``matches``: the new bot in seat 0, then in seat 1, on the same
+    deals (matches 2k-1 and 2k of :class:`~tournaments.headtohead.Duel`)."""
     won = 0
     void = False
-    for swapped in (False, True):
-        match_number = 2 * number - 1 + swapped
-        seats = [spec_old, spec_new] if swapped else [spec_new, spec_old]
-        report = runner.play(seats, pair_seed, str(match_number))
+    for played in itertools.islice(matches, 2):
         if lines is not None:
-            lines.extend(dumps_line(line) for line in report.record_lines(match_number))
-        _note_faults(display, match_number, report)
-        if report.winner is None:
-            void = True
-        elif report.players[report.winner] == spec_new.name:
-            won += 1
+            lines.extend(played.record)
+        _note_faults(display, played)
+        void = void or played.void
+        won += played.won_by(new)
     return None if void else PairOutcome(won)
 
 
-def _note_faults(display: _Display, match_number: int, report: MatchReport) -> None:
-    if report.void:
-        reasons = "; ".join(fault.describe() for fault in report.faults)
-        display.note(Text(f"match {match_number}: void ({reasons})", style="yellow"))
-    elif report.forfeit_fault is not None:
+def _note_faults(display: _Display, played: Played) -> None:
+    if played.void:
+        reasons = "; ".join(explain_fault(fault) for fault in played.faults)
+        display.note(Text(f"match {played.number}: void ({reasons})", style="yellow"))
+    elif played.forfeit is not None:
         display.note(
             Text(
-                f"match {match_number}: forfeit by {report.forfeit_fault.bot}: "
-                f"{report.forfeit_fault.describe()}",
+                f"match {played.number}: forfeit by {played.forfeit.bot}: "
+                f"{explain_fault(played.forfeit)}",
                 style="yellow",
             )
         )

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
-from tests.tournaments.cli.helpers import invoke
+from tests.tournaments.cli.helpers import FAST, invoke, rawbot, run_script
 from tests.tournaments.sprt_formulas import WALD, images_probability, recomputed_path, walk_of
 from tournaments.cli.sprt import EXIT_ERROR, EXIT_H0, EXIT_H1, EXIT_UNDECIDED
 from tournaments.sprt import PairCounts, PairOutcome
@@ -112,3 +113,23 @@ def _check_printed_figures(output: str, bounds: str, pairs: int) -> None:
         assert worse(figure - 0.05) >= level >= worse(figure + 0.05), (figure, level)
     assert abs(100 * worse(0.0) - los) <= 0.05
     assert "(rough: too few pairs" in lines[-1]  # no spread at all in these pairs
+
+
+def test_bots_named_by_their_hello_and_the_score_at_the_end(tmp_path: Path) -> None:
+    alpha = run_script(tmp_path / "a", rawbot("--name", "alpha"))
+    beta = run_script(tmp_path / "b", rawbot("--name", "beta"))
+    arguments = ("--max-matches", "4", "--bank-ms", "500", "--sandbox", "off")
+    result = invoke("sprt", alpha, beta, *FAST, *arguments)
+    assert result.exit_code in (EXIT_H0, EXIT_UNDECIDED), result.output
+    assert result.output.startswith("SPRT alpha (new) vs beta (old): ")
+    assert re.search(r"^Score of alpha vs beta: \d - \d \[\d\.\d{3}\] 4$", result.output, re.M)
+
+
+def test_a_bot_that_cannot_start_is_quoted(tmp_path: Path) -> None:
+    broken = run_script(tmp_path / "x", f"{sys.executable} -c 'import no_such_module_here'")
+    result = invoke("sprt", broken, "first", "--max-matches", "2", *FAST, "--sandbox", "off")
+    assert result.exit_code == EXIT_UNDECIDED, result.output
+    notes = [line for line in result.output.splitlines() if "forfeit by run" in line]
+    assert len(notes) == 2
+    why = "; last output: \"ModuleNotFoundError: No module named 'no_such_module_here'\""
+    assert all(why in line for line in notes)
