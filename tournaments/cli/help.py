@@ -56,10 +56,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "check-bot": (
         "aegis-ref check-bot -- python3 my_bot.py",
         "aegis-ref check-bot 'node my-bot/bot.js' --decision-ms 200",
+        "aegis-ref check-bot --remote my-bot.key.pub --listen 127.0.0.1:5555 "
+        "--key-file referee.key",
     ),
     "match": (
         "aegis-ref match random first --matches 10",
         "aegis-ref match 'python3 my_bot.py' greedy --seed 7 --record games.jsonl",
+        "aegis-ref match 'mine=python3 my_bot.py' greedy --matches 40 --concurrency 2",
     ),
     "play": ("aegis-ref play greedy",),
     "replay": (
@@ -68,7 +71,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "aegis-ref replay games.jsonl --html replay.html",
     ),
     "verify": ("aegis-ref verify games.jsonl", "aegis-ref verify results/demo"),
-    "sprt": ("aegis-ref sprt 'python3 new.py' 'python3 old.py' --elo0 0 --elo1 20",),
+    "sprt": (
+        "aegis-ref sprt 'python3 new.py' 'python3 old.py' --elo0 0 --elo1 20",
+        "aegis-ref sprt 'new=python3 bot.py --fast' 'old=python3 bot.py' --concurrency 2",
+    ),
     "submit": (
         "aegis-ref submit my-bot/ --league leagues/spring",
         "aegis-ref submit my-bot-1.2.tar.gz --league leagues/spring --no-wait",
