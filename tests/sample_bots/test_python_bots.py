@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from protocol.messages import Hello
 from referee.bundled import resolve_bot
+from referee.faults import explain_fault
+from referee.preflight import preflight_bots
 from referee.rules.actions import PASS, STOP, Bid, Exchange, play
 from referee.rules.cards import Card, Suit, parse_card
 from referee.rules.game import (
@@ -27,7 +28,7 @@ from referee.rules.game import (
     shuffled_deck,
 )
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl, hello_of
+from referee.runner import MatchRunner, TimeControl
 from referee.sandbox import bubblewrap_problem, plan_sandbox
 from sample_bots.greedy.bot import (
     ALL_CARDS,
@@ -80,9 +81,10 @@ def test_strong_plays_random_in_both_seats(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["random", "first", "greedy", "strong"])
 def test_each_bundled_python_bot_starts_in_its_sandbox(name: str) -> None:
     # strong imports greedy, outside its own folder: a sandbox showed only that folder.
-    hello = hello_of(resolve_bot(name), sandbox=plan_sandbox("required"), timeout_s=30)
-    assert isinstance(hello, Hello), hello.explain()
-    assert hello.name == name
+    plan = plan_sandbox("required")
+    (result,) = preflight_bots([resolve_bot(name)], warmup_ms=30_000, sandbox=plan)
+    assert result.fault is None, explain_fault(result.fault)
+    assert result.said == name
 
 
 def test_strong_keeps_a_100_ms_deadline(tmp_path: Path) -> None:
