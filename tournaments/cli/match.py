@@ -43,11 +43,7 @@ __all__ = ["app", "match"]
 app = typer.Typer(no_args_is_help=True)
 
 
-@app.command(
-    epilog="Examples:\n\n"
-    "aegis-ref match strong greedy --matches 100 --concurrency 2 --decision-ms 100\n\n"
-    'aegis-ref match mine="python3 my_bot.py" random --record mine.jsonl --logs logs'
-)
+@app.command()
 @with_rules_flags
 def match(
     bot_a: Annotated[

@@ -129,12 +129,7 @@ class _Display:
             self._live = None
 
 
-@app.command(
-    epilog="Examples:\n\n"
-    "aegis-ref sprt greedy random --elo1 20 --concurrency 2 --target-score 10\n\n"
-    'aegis-ref sprt new="python3 bot.py --v2" old="python3 bot.py" --decision-ms 100 '
-    "--max-matches 2000 --record sprt.jsonl"
-)
+@app.command()
 @with_rules_flags
 def sprt(
     new: Annotated[str, typer.Argument(help=f"The new bot. {BOT_HELP}")],
