@@ -67,7 +67,7 @@ def test_a_commands_help_names_its_values_in_capitals_and_ends_with_an_example(
     assert "<bool>" not in text
     assert not re.search(r"<[a-z][a-z |\[\]]*>", text), "a lower-case type label"
     assert "not supported" not in text.lower()
-    assert re.search(r"^ *Examples?:", text, flags=re.MULTILINE), text
+    assert len(re.findall(r"^ *Examples?:", text, flags=re.MULTILINE)) == 1, text
     for example in EXAMPLES[command]:
         assert example in " ".join(text.split()), example
 
