@@ -21,20 +21,18 @@ and bot start-up left out); the remote bots are connected before the run starts.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import platform
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from statistics import median
-from typing import Any
 
-from rich.console import Console
+# The benchmark next to this one (this script's folder is on sys.path when it runs).
+from tournament import StoreClock
 
 from referee.bots import BotSpec
 from referee.bundled import resolve_bot
@@ -42,33 +40,11 @@ from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.server import RemoteListener, generate_keys, listen_problem
 from tournaments.config import TournamentSetup
-from tournaments.render import QuietDisplay
 from tournaments.tournament import run_tournament
 
 RANDOM_BOT = Path(__file__).resolve().parents[1] / "sample_bots" / "random" / "bot.py"
 BOTS = 4
 CONNECTIONS = 2
-
-
-class _Clock(QuietDisplay):
-    """A quiet display that notes when the first and last matches were stored."""
-
-    def __init__(self) -> None:
-        super().__init__(Console(file=io.StringIO()))
-        self.first: float | None = None
-        self.last: float | None = None
-        self.games = 0
-        self.games_after_first = 0
-
-    def match_stored(self, row: Mapping[str, Any]) -> None:
-        super().match_stored(row)
-        now = time.perf_counter()
-        self.games += int(row["games"])
-        if self.first is None:
-            self.first = now
-        else:
-            self.games_after_first += int(row["games"])
-        self.last = now
 
 
 def _free_port() -> int:
@@ -135,7 +111,7 @@ def throughput(
         listen=listener,
         remote_connect_s=30.0,
     )
-    clock = _Clock()
+    clock = StoreClock()
     try:
         started = time.perf_counter()
         summary, _ = run_tournament(setup, display=clock)

@@ -65,8 +65,9 @@ from tournaments.render import QuietDisplay
 from tournaments.tournament import cpus_text, run_tournament, worker_cpus
 
 
-class _Clock(QuietDisplay):
-    """A quiet display that notes when the first and last matches were stored."""
+class StoreClock(QuietDisplay):
+    """A quiet display that notes when the first and last matches were stored (also used by
+    benchmarks/remote.py)."""
 
     def __init__(self) -> None:
         super().__init__(Console(file=io.StringIO()))
@@ -151,7 +152,7 @@ def throughput(
         keep_alive=keep_alive,
         sandbox=sandbox,
     )
-    clock = _Clock()
+    clock = StoreClock()
     before = _cpu_seconds()
     started = time.perf_counter()
     # The bots' preflight is a start-up cost of its own, not what is measured here.
@@ -175,7 +176,7 @@ def throughput(
     }
 
 
-class _HeapProbe(_Clock):
+class _HeapProbe(StoreClock):
     """At the last match: collect garbage and note the Python heap still in use."""
 
     def __init__(self, matches: int) -> None:
