@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BotCgroup", "CgroupSupport", "detect_cgroups", "release_folders"]
+__all__ = ["BotCgroup", "CgroupSupport", "detect_cgroups", "release_folders", "remove_groups_of"]
 
 #: The v1 controllers used, and the v2 controllers enabled for bots where possible.
 _V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpuset", "freezer")
@@ -158,6 +158,23 @@ def _remove_stale(support: CgroupSupport) -> None:
                         _kill_and_remove(child)
                 with contextlib.suppress(OSError):
                     os.rmdir(entry.path)
+
+
+def remove_groups_of(pid: int) -> int:
+    """Kill every process in the bot groups of referee process ``pid`` and remove the groups;
+    return how many processes were in them. Meant for a process of the same group as that
+    referee (its reaper) once the referee is gone: whatever its bots started is found
+    wherever it went, whatever session, process group or environment it made itself."""
+    found = 0
+    for base in _referee_folders(detect_cgroups()):
+        folder = base / f"{_PREFIX}{pid}"
+        if not folder.is_dir():
+            continue
+        with contextlib.suppress(OSError):
+            for below, _, _ in os.walk(folder):
+                found += len(_procs(Path(below)))
+        _kill_and_remove(folder)
+    return found
 
 
 _parent_lock = threading.Lock()

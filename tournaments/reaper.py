@@ -1,16 +1,20 @@
-"""Take a worker's bots down with it when it dies: a watcher process, standard library only.
+"""Take a worker's bots down with it when it dies: a watcher process.
 
-A local pool worker watches its coordinator from a thread and kills its own bots if the
-coordinator dies. A worker process that others manage (a Dask worker) can itself be killed
-(``kill -9``, the out-of-memory killer, a nanny restarting it), and a thread dies with it.
-So such a worker starts this script once::
+A worker process can be killed outright (``kill -9``, the out-of-memory killer, a Dask
+nanny restarting it, or the kernel's parent-death signal when its coordinator is killed), and
+then nothing in it can stop its bots. The kernel's parent-death signal takes the bots it
+started, but not what they started in turn: a grandchild that left the bot's session and
+environment, or a sandbox still being set up. So every worker starts this script once,
+before its first bot::
 
-    python -I tournaments/reaper.py MARKER
+    python -I tournaments/reaper.py MARKER WORKER_PID
 
 with a pipe as its standard input, and gives every bot it starts the environment variable
 ``AEGIS_WORKER_MARKER=MARKER`` (a bot's descendants inherit it). Only the worker holds the
 pipe's write end: end of file means the worker is gone, however it went. The reaper then
-SIGKILLs every process carrying the marker, with its process group, and exits. A worker that
+SIGKILLs every process carrying the marker, with its process group, then every process in the
+worker's bot cgroups (``aegis-ref-WORKER_PID``, which finds the rest), removes the private
+directories of referees that are gone (the worker's among them), and exits. A worker that
 ends normally has stopped its bots already, and the reaper finds nothing to kill.
 """
 
@@ -22,6 +26,8 @@ import signal
 import sys
 
 from referee.bots import kill_until_gone, processes_with_environment
+from referee.cgroups import remove_groups_of
+from referee.rundir import remove_stale_directories
 
 __all__ = ["MARKER_VARIABLE", "kill_marked", "main", "marked_processes"]
 
@@ -46,11 +52,16 @@ def kill_marked(marker: str, settle: float = 0.3, limit: float = 10.0) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Wait for end of file on standard input, then kill the marked processes."""
-    if len(argv) != 2 or not argv[1]:
-        print("usage: reaper.py MARKER  (standard input: the worker's pipe)", file=sys.stderr)
+    """Wait for end of file on standard input, then kill the marked processes and the
+    worker's bot cgroups."""
+    if len(argv) not in (2, 3) or not argv[1] or (len(argv) == 3 and not argv[2].isdigit()):
+        print(
+            "usage: reaper.py MARKER [WORKER_PID]  (standard input: the worker's pipe)",
+            file=sys.stderr,
+        )
         return 2
     marker = argv[1]
+    worker = int(argv[2]) if len(argv) == 3 else None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the pipe decides
     while True:
         try:
@@ -61,6 +72,10 @@ def main(argv: list[str]) -> int:
         except OSError:
             break
     killed = kill_marked(marker)
+    if worker is not None:
+        killed += remove_groups_of(worker)
+    # The worker's private directories, which it could not remove: no bot holds them now.
+    remove_stale_directories()
     if killed:
         with contextlib.suppress(OSError):
             print(

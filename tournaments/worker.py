@@ -18,9 +18,10 @@ Bots must not outlive their worker, nor a local pool worker its coordinator. A p
 asks the kernel, before its first import, to kill it the moment the coordinator dies
 (:mod:`tournaments.worker_boot`), and its bots die with it the same way; where that cannot be
 asked for, a watchdog thread kills the bots and ends the worker, and a worker whose
-coordinator is gone never starts a match. Any other worker process (a Dask worker, which may
-itself be killed) starts a reaper process instead (:mod:`tournaments.reaper`), which kills the
-worker's bots once the worker is gone.
+coordinator is gone never starts a match. What the bots started in turn escapes the kernel's
+signal, so every worker process (a pool worker, or a Dask worker, which may itself be killed)
+also starts a reaper process before its first bot (:mod:`tournaments.reaper`), which kills
+whatever is left of the worker's bots, by marker and by cgroup, once the worker is gone.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ _slots: dict[int, _Slot] = {}
 _playing: set[int] = set()
 #: A per-process number of each thread that made a runner: its bot logs' directory.
 _thread_numbers: dict[int, int] = {}
-#: Set in a local pool worker, which has its coordinator watchdog instead of a reaper.
+#: Set in a local pool worker, which watches its coordinator (and ends with it).
 _in_pool = False
 #: This process's reaper and the marker its bots carry (once the first bot is due).
 _reaper: subprocess.Popen[bytes] | None = None
@@ -257,17 +258,20 @@ def _runner_for(task: MatchTask, ident: int) -> _Slot:
     return slot
 
 
-def _bot_marker() -> str | None:
-    """The marker of this process's bots, starting its reaper on first use; None in a local
-    pool worker (its watchdog does that job)."""
+def _bot_marker() -> str:
+    """The marker of this process's bots, starting its reaper on first use."""
     global _reaper, _marker
-    if _in_pool:
-        return None
     with _lock:
         if _marker is None:
             marker = f"{socket.gethostname()}-{os.getpid()}-{os.urandom(6).hex()}"
             _reaper = subprocess.Popen(
-                [sys.executable, "-I", str(Path(reaper.__file__).resolve()), marker],
+                [
+                    sys.executable,
+                    "-I",
+                    str(Path(reaper.__file__).resolve()),
+                    marker,
+                    str(os.getpid()),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,  # out of reach of signals sent to this group
@@ -418,10 +422,7 @@ def play_match_task(task: MatchTask) -> MatchOutcome:
     try:
         bots = list(task.bots)
         marker = _bot_marker()
-        if marker is not None:
-            bots = [
-                replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: marker}) for spec in bots
-            ]
+        bots = [replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: marker}) for spec in bots]
         slot = _runner_for(task, ident)
         started = time.perf_counter()
         report = slot.runner.play(bots, task.seed, task.match_id, absent=task.absent)
@@ -459,9 +460,7 @@ def preflight_task(
     """A cluster's preflight of one bot: started on this worker as its matches will be (its
     bots carry this worker's reaper marker), logging to ``logs/preflight/`` of ``output``
     where this machine can write there, else to a temporary directory."""
-    marker = _bot_marker()
-    if marker is not None:
-        spec = replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: marker})
+    spec = replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: _bot_marker()})
     log_dir = None
     for base in (Path(output) / "logs", Path(tempfile.gettempdir()) / "aegis-ref-logs"):
         with contextlib.suppress(OSError):

@@ -34,6 +34,7 @@ from referee.sandbox import (
     plan_sandbox,
     sandbox_command,
 )
+from tests.processes import processes_running
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 HOSTILE = BOTS / "hostile.py"
@@ -156,23 +157,12 @@ def test_the_snoop_cannot_open_the_referees_files(tmp_path: Path, sandboxed: boo
     clean(report)
 
 
-def _processes_with(text: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
-                if text.encode() in command:
-                    found.append(int(entry))
-    return found
-
-
 @pytest.fixture
 def leftover_tag() -> Iterator[str]:
     """A sleep duration no other process uses, killed after the test whatever happened."""
     tag = f"{4000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6:06d}"
     yield tag
-    for pid in _processes_with(f"sleep {tag}"):
+    for pid in processes_running(f"sleep {tag}"):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
 
@@ -187,7 +177,7 @@ def test_a_double_forked_setsid_env_i_sleep_is_gone_when_the_match_ends(
     assert found["started"] == leftover_tag
     clean(report)
     time.sleep(0.2)
-    assert _processes_with(f"sleep {leftover_tag}") == []
+    assert processes_running(f"sleep {leftover_tag}") == []
 
 
 @needs_bubblewrap
@@ -223,7 +213,7 @@ def test_a_fork_bomb_hits_the_process_limit(tmp_path: Path, sandboxed: bool) -> 
     assert int(found["forked"]) < 48
     assert "unavailable" in found["error"]
     clean(report)  # its opponent and the referee went on as usual
-    assert _processes_with(f"{HOSTILE} fork-bomb") == []
+    assert processes_running(f"{HOSTILE} fork-bomb") == []
 
 
 @needs_cgroups

@@ -3,19 +3,26 @@ one says about itself, and ``sandbox: required`` on a machine without bubblewrap
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from rich.console import Console
 
+from referee.cgroups import detect_cgroups
 from referee.sandbox import bubblewrap_problem
+from tests.processes import processes_running
 from tests.tournaments.helpers import AEGIS_REF, FAST_RULES, run_cli
 from tournaments.config import load_config
 from tournaments.render import QuietDisplay, print_standings
@@ -203,3 +210,90 @@ def run_cli_with_path(*arguments: str, cwd: Path, path: Path) -> subprocess.Comp
         timeout=60,
         env={**os.environ, "PATH": str(path), "COLUMNS": "120"},
     )
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        "off",
+        pytest.param(
+            "required",
+            marks=pytest.mark.skipif(
+                bubblewrap_problem() is not None and not os.environ.get("CI"),
+                reason="bubblewrap cannot sandbox here",
+            ),
+        ),
+    ],
+)
+def test_what_a_bot_left_behind_dies_with_a_coordinator_killed_outright(
+    tmp_path: Path, sandbox: str
+) -> None:
+    """A bot leaves a double-forked ``setsid env -i sleep`` behind: no process group, no
+    session, no environment of the bot's, no parent-death signal. The coordinator is then
+    killed with SIGKILL mid-match, so no referee is left to stop anything: its workers' reapers
+    must find the leftover (by its cgroup, or its sandbox) and kill it."""
+    if sandbox == "off" and not detect_cgroups().has("kill"):
+        pytest.skip("unsandboxed, only a cgroup finds a process that left with env -i")
+    tag = f"{5000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6:06d}"
+    never = tmp_path / "never-made"
+    bots = [
+        {
+            "name": "leaver",
+            "command": [
+                sys.executable,
+                str(bot_folder(tmp_path, "leaver", "hostile.py")),
+                "leftover",
+                tag,
+            ],
+            "keep_alive": True,
+        },
+        {
+            "name": "holder",
+            # Holds its first match at match_start (up to 30 s): the kill comes mid-match.
+            "command": [
+                sys.executable,
+                str(BOTS / "rawbot.py"),
+                "--name",
+                "holder",
+                "--hold",
+                str(never),
+                "--hold-at",
+                "1",
+            ],
+            "keep_alive": True,
+        },
+    ]
+    config = write_config(tmp_path, bots, sandbox=sandbox, concurrency=1)
+    with (tmp_path / "stderr.txt").open("wb") as stderr:
+        process = subprocess.Popen(
+            [str(AEGIS_REF), "tournament", str(config), "--quiet"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            process_group=0,
+        )
+    try:
+        assert _wait_for(lambda: bool(processes_running(f"sleep {tag}")), 60), (
+            "the leftover never started"
+        )
+        process.kill()
+        process.wait(10)
+        assert _wait_for(lambda: not processes_running(f"sleep {tag}"), 10), (
+            f"still alive 10 s after the coordinator's death: {processes_running(f'sleep {tag}')}"
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+        for pid in processes_running(f"sleep {tag}"):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)

@@ -1,5 +1,6 @@
 """The reaper: when its pipe ends (the worker died), every process carrying the worker's
-marker dies, with its process group; nothing else does."""
+marker dies, with its process group, and so does every process in the worker's bot cgroups;
+nothing else does."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
+from referee.cgroups import detect_cgroups
 from tournaments import reaper
 
 SLEEPER = "import subprocess, sys, time\nsubprocess.Popen(sys.argv[1:])\ntime.sleep(60)\n"
@@ -98,3 +102,58 @@ def test_a_reaper_without_marker_is_a_usage_error() -> None:
     )
     assert finished.returncode == 2
     assert "usage: reaper.py MARKER" in finished.stderr
+
+
+#: A stand-in worker: puts a "bot" in a cgroup of its own (as a referee does), the bot leaves
+#: an unmarked ``setsid`` sleeper behind in that cgroup, and the worker starts its reaper and
+#: prints the reaper's pid, the sleeper's and its bot cgroups' folders, then waits to be killed.
+WORKER = """
+import os, subprocess, sys, time
+from referee.cgroups import BotCgroup, detect_cgroups
+group = BotCgroup(detect_cgroups(), "bot-1", memory_mb=None, processes=None)
+bot = subprocess.Popen(
+    ["setsid", "env", "-i", "sh", "-c", "sleep 61.5 & echo $!"],
+    stdout=subprocess.PIPE, text=True, preexec_fn=group.join_in_child,
+)
+sleeper = int(bot.stdout.readline())
+bot.wait()
+watcher = subprocess.Popen(
+    [sys.executable, "-I", sys.argv[1], "unused-marker", str(os.getpid())],
+    stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+)
+print(watcher.pid, sleeper, *group.folders, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not detect_cgroups().has("kill"), reason="no writable cgroups here")
+def test_the_reaper_kills_what_is_left_in_a_dead_workers_cgroups(tmp_path: Path) -> None:
+    """The sleeper has no marker, no session or group of the bot's, no parent but init: only
+    its cgroup finds it. The worker dies with SIGKILL, and its reaper empties and removes the
+    worker's cgroup folders."""
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER, reaper.__file__], stdout=subprocess.PIPE, text=True
+    )
+    sleeper = None
+    try:
+        assert worker.stdout is not None
+        watcher_text, sleeper_text, *folder_texts = worker.stdout.readline().split()
+        watcher, sleeper = int(watcher_text), int(sleeper_text)
+        folders = [Path(text) for text in folder_texts]
+        assert folders
+        assert all(folder.is_dir() for folder in folders)
+        assert _alive(sleeper)
+        time.sleep(0.3)
+        assert _alive(sleeper)  # nothing happens while the worker lives
+        worker.kill()
+        worker.wait(5)
+        assert _wait_dead([sleeper, watcher], timeout=10) == []
+        assert [folder for folder in folders if folder.exists()] == []
+        assert not any(folder.parent.exists() for folder in folders)  # aegis-ref-<pid>
+    finally:
+        worker.kill()
+        worker.wait(5)
+        if worker.stdout is not None:
+            worker.stdout.close()
+        if sleeper is not None and _alive(sleeper):
+            os.kill(sleeper, 9)
