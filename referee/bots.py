@@ -70,9 +70,11 @@ class BotSpec:
     For a remote bot, ``command`` is empty and ``curve_public_key`` (Z85 text) names the key
     it must connect with. ``home`` is the bot's own directory (shown read-only in its
     sandbox; default: the folder of its program or script), ``read_only`` more paths its
-    sandbox shows. ``keep_alive``: one process plays match after match (trusted bots only:
-    it remembers); otherwise every match starts the bot afresh. ``connections``: how many
-    matches a remote bot may play at once in a tournament, each on a connection of its own.
+    sandbox shows. ``cwd``: its working directory (default: the referee's), also inside its
+    sandbox, where it holds only what the sandbox shows. ``keep_alive``: one process plays
+    match after match (trusted bots only: it remembers); otherwise every match starts the bot
+    afresh. ``connections``: how many matches a remote bot may play at once in a tournament,
+    each on a connection of its own.
     """
 
     name: str
@@ -357,7 +359,9 @@ class BotProcess:
                 home=home,
                 endpoint=socket_path,
                 main_thread=main_thread,
-                cwd=spec.cwd,
+                # Where it would run unsandboxed, so relative paths in its command (``python3
+                # bots/x.py``) mean the same: the folder holds what the sandbox shows of it.
+                cwd=spec.cwd if spec.cwd is not None else _current_directory(),
                 read_only=spec.read_only,
                 hidden=sandbox.hidden,
                 tmp_mb=limits.tmp_mb,
@@ -472,6 +476,14 @@ class BotProcess:
         kill_by_token(self._token)  # descendants that escaped the process group
         self._log.join(1.0)
         return self.exit_code()
+
+
+def _current_directory() -> str | None:
+    """This process's working directory; None if it was removed."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 _group_numbers = itertools.count(1)

@@ -104,6 +104,28 @@ def test_the_sandbox_is_there_in_ci() -> None:
 
 
 @BOTH
+def test_relative_paths_in_a_command_mean_the_same_sandboxed_or_not(
+    tmp_path: Path, sandboxed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot given as ``python bots/x.py`` or ``./bots/run`` on the command line (no working
+    directory of its own) runs where the referee runs, in its sandbox too: there the folder
+    holds what the sandbox shows of it, the bot's folder ``bots/``."""
+    folder = tmp_path / "bots"
+    folder.mkdir()
+    shutil.copy(RAWBOT, folder / "x.py")
+    run = folder / "run"
+    run.write_text(f'#!/bin/sh\nexec {sys.executable} bots/x.py --name "$1"\n')
+    run.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    by_script = BotSpec("script", (sys.executable, "bots/x.py", "--name", "script"))
+    by_program = BotSpec("program", ("./bots/run", "program"))
+    plan = plan_sandbox("required" if sandboxed else "off")
+    with MatchRunner(time_control=CONTROL, sandbox=plan) as runner:
+        report = runner.play([by_script, by_program], seed=5)
+    clean(report)
+
+
+@BOTH
 def test_the_token_thief_cannot_take_over_its_opponent(tmp_path: Path, sandboxed: bool) -> None:
     report, found = play(tmp_path, hostile("token-thief"), sandboxed)
     assert found["hijacked"] == "0"
