@@ -128,7 +128,7 @@ def test_a_bot_fault_is_the_humans_win_by_forfeit(fault: str, kind: FaultKind) -
         seed=4,
         human_seat=Seat.SECOND,
         options=FAST,
-        time_control=TimeControl(decision_ms=1000, warmup_ms=1500),
+        time_control=TimeControl(decision_ms=1000, warmup_ms=4000),
     )
     report = outcome.report
     assert outcome.finished

@@ -31,7 +31,7 @@ def test_each_bot_is_started_once_and_stopped(tmp_path: Path) -> None:
         _rawbot("mute", marker, "--fault", "no_hello"),
         BotSpec("gone", (sys.executable, "-c", "print('bye'); raise SystemExit(4)")),
     ]
-    results = preflight_bots(specs, warmup_ms=1500, log_dir=tmp_path, parallel=3)
+    results = preflight_bots(specs, warmup_ms=4000, log_dir=tmp_path, parallel=3)
     assert [result.name for result in results] == ["good", "mute", "gone"]
     good, mute, gone = results
     assert good.ok
@@ -40,7 +40,7 @@ def test_each_bot_is_started_once_and_stopped(tmp_path: Path) -> None:
     assert good.log_path == str(tmp_path / "good.log")
     assert mute.fault is not None
     assert mute.fault.kind is FaultKind.HANDSHAKE
-    assert mute.fault.detail == "no valid hello within 1500 ms"
+    assert mute.fault.detail == "no valid hello within 4000 ms"
     assert mute.exit_code is None  # still running when given up on, then stopped
     assert gone.fault is not None
     assert gone.exit_code == 4

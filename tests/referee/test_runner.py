@@ -169,7 +169,8 @@ def test_in_game_fault_forfeits_the_offender(
 def test_handshake_fault_forfeits_before_the_first_game(
     tmp_path: Path, fault: str, kind: FaultKind, detail: str
 ) -> None:
-    control = TimeControl(decision_ms=400, warmup_ms=1000)
+    # The good bot's hello can take more than a second on a loaded machine.
+    control = TimeControl(decision_ms=400, warmup_ms=3000)
     with MatchRunner(time_control=control) as match_runner:
         report = match_runner.play([rawbot(f"bad-{fault}", "--fault", fault), rawbot("good")], 1)
     assert report.winner == 1
