@@ -24,17 +24,17 @@ from tournaments.store import (
     PairGroup,
     ResultGroup,
     count_results,
-    count_retired,
     count_scheduled,
+    count_unscheduled,
     pair_results,
     read_containment,
     read_meta,
     result_groups,
-    retired_bot_names,
     retired_bots,
     retired_counts,
     snapshot,
     stored_bot_names,
+    unscheduled_bot_names,
 )
 
 __all__ = [
@@ -185,8 +185,8 @@ class Standings:
     pairs: dict[str, dict[str, PairCounts]] = field(default_factory=dict)
     #: Stored matches the current schedule leaves out (not counted here), and the bots of
     #: earlier runs that it leaves out.
-    matches_retired: int = 0
-    retired_bots: tuple[str, ...] = ()
+    matches_unscheduled: int = 0
+    unscheduled_bots: tuple[str, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -194,22 +194,22 @@ class Standings:
         the ratings (results graph not connected, …)."""
         return (
             ((self.containment,) if self.containment else ())
-            + ((self.retired,) if self.matches_retired or self.retired_bots else ())
+            + ((self.left_out,) if self.matches_unscheduled or self.unscheduled_bots else ())
             + self.fit.warnings
         )
 
     @property
-    def retired(self) -> str:
+    def left_out(self) -> str:
         """What the standings leave out, for people."""
         removed = (
-            f"no longer scheduled, so not shown: {', '.join(self.retired_bots)}"
-            if self.retired_bots
+            f"no longer scheduled, so not shown: {', '.join(self.unscheduled_bots)}"
+            if self.unscheduled_bots
             else ""
         )
         matches = (
-            f"{self.matches_retired} stored match(es) outside the current schedule are not "
+            f"{self.matches_unscheduled} stored match(es) outside the current schedule are not "
             "counted (kept in the store; they count again if a run schedules them again)"
-            if self.matches_retired
+            if self.matches_unscheduled
             else ""
         )
         return "; ".join(part for part in (removed, matches) if part)
@@ -235,13 +235,13 @@ def build_standings(
     anchor: str | None = None,
     containment: str | None = None,
     pairs: Iterable[PairGroup] | None = None,
-    matches_retired: int = 0,
-    retired_bots: Sequence[str] = (),
+    matches_unscheduled: int = 0,
+    unscheduled_bots: Sequence[str] = (),
 ) -> Standings:
     """Standings from aggregated results: tallies, Elo with intervals, crosstable;
     ``containment``: why the bots ran unsandboxed, if they did; ``pairs``: the same results
     by duplicate pair, which make the pair the unit of the intervals (else the match);
-    ``matches_retired`` and ``retired_bots``: what the current schedule leaves out."""
+    ``matches_unscheduled`` and ``unscheduled_bots``: what the current schedule leaves out."""
     groups = list(groups)
     pair_groups = None if pairs is None else list(pairs)
     records = tally(names, groups)
@@ -279,8 +279,8 @@ def build_standings(
         anchor=anchor if anchor in records else None,
         containment=containment,
         pairs=pair_crosstable(pair_groups or ()),
-        matches_retired=matches_retired,
-        retired_bots=tuple(retired_bots),
+        matches_unscheduled=matches_unscheduled,
+        unscheduled_bots=tuple(unscheduled_bots),
     )
 
 
@@ -312,6 +312,6 @@ def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None)
             anchor=anchor if anchor is not None else (meta.anchor if meta is not None else None),
             containment=read_containment(connection),
             pairs=pairs,
-            matches_retired=count_retired(connection),
-            retired_bots=retired_bot_names(connection),
+            matches_unscheduled=count_unscheduled(connection),
+            unscheduled_bots=unscheduled_bot_names(connection),
         )

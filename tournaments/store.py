@@ -18,7 +18,7 @@ current and the others not (:func:`set_schedule`): a bot removed from the config
 matches per pair, takes its matches out of the current schedule, played or not. They stay in
 the store and their records on disk, and come back if a later config schedules them again.
 Every count and reader of results below covers the current schedule only, so the run, the
-standings and the report agree; :func:`count_retired` counts the stored matches left out.
+standings and the report agree; :func:`count_unscheduled` counts the stored matches left out.
 
 Readers (``aegis-ref standings``, ``aegis-ref report``) open the database read-only and may
 do so during a run. This module alone knows the SQL: readers get typed rows from its
@@ -68,8 +68,8 @@ __all__ = [
     "add_schedule",
     "config_hash",
     "count_results",
-    "count_retired",
     "count_scheduled",
+    "count_unscheduled",
     "ensure_meta",
     "is_stored",
     "lock_output",
@@ -82,7 +82,6 @@ __all__ = [
     "remove_stale_temporaries",
     "result_groups",
     "retire_bots",
-    "retired_bot_names",
     "retired_bots",
     "retired_counts",
     "save_bots",
@@ -94,6 +93,7 @@ __all__ = [
     "stored_bots",
     "stored_matches",
     "stored_outcomes",
+    "unscheduled_bot_names",
     "write_record",
 ]
 
@@ -765,11 +765,11 @@ def is_stored(connection: sqlite3.Connection, match_id: str) -> bool:
 def count_results(connection: sqlite3.Connection) -> int:
     """Finished matches stored, of the current schedule."""
     stored = int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
-    return stored - count_retired(connection)
+    return stored - count_unscheduled(connection)
 
 
 @_store_operation("count the results")
-def count_retired(connection: sqlite3.Connection) -> int:
+def count_unscheduled(connection: sqlite3.Connection) -> int:
     """Finished matches stored that the current schedule leaves out (a bot removed from the
     config, fewer matches per pair): kept, and counted nowhere else."""
     if not _leaves_out(connection):
@@ -909,7 +909,7 @@ def stored_bot_names(connection: sqlite3.Connection) -> list[str]:
 
 
 @_store_operation("read the bots")
-def retired_bot_names(connection: sqlite3.Connection) -> list[str]:
+def unscheduled_bot_names(connection: sqlite3.Connection) -> list[str]:
     """The bots of earlier runs that the current schedule leaves out, in the order they were
     first added."""
     return [name for name, current in _bots(connection) if not current]

@@ -66,7 +66,7 @@ from tournaments.schedule import ScheduledMatch, schedule, schedule_size
 from tournaments.seeds import small_seed_warning
 from tournaments.standings import Standings, load_standings
 from tournaments.store import (
-    count_retired,
+    count_unscheduled,
     ensure_meta,
     is_stored,
     lock_output,
@@ -657,7 +657,7 @@ def run_tournament(
             )
             # Replaced versions of a league's bots are out of the config too: say so apart.
             history = retired_counts(connection)[1]
-            others = max(0, count_retired(connection) - history)
+            others = max(0, count_unscheduled(connection) - history)
             if stored_before:
                 display.note(
                     f"Resuming in {output}: {stored_before} of {total} matches already stored"

@@ -23,7 +23,7 @@ from tests.tournaments.helpers import (
     winners,
     write_config,
 )
-from tournaments.store import count_scheduled, open_store, retired_bot_names, stored_bot_names
+from tournaments.store import count_scheduled, open_store, stored_bot_names, unscheduled_bot_names
 
 _DISK_SIZE = 4 * 1024 * 1024
 
@@ -126,7 +126,7 @@ def test_every_step_before_the_first_match_fails_cleanly_on_a_full_disk(
     assert stored_count(output / "results.sqlite") == 2
     connection = open_store(output, read_only=True)
     try:  # no failed run recorded gamma or any of its matches
-        assert (stored_bot_names(connection), retired_bot_names(connection)) == (
+        assert (stored_bot_names(connection), unscheduled_bot_names(connection)) == (
             ["alpha", "beta"],
             [],
         )

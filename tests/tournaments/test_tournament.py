@@ -201,7 +201,7 @@ def test_a_removed_bot_leaves_the_run_the_standings_and_the_report_alike(
     assert {bot["name"] for bot in table["bots"]} == {"alpha", "beta"}
     assert sum(bot["matches"] + bot["void"] for bot in table["bots"]) == 2 * 4
     assert set(table["crosstable"]) == {"alpha", "beta"}
-    assert (table["matches_retired"], table["retired_bots"]) == (with_gamma, ["gamma"])
+    assert (table["matches_unscheduled"], table["unscheduled_bots"]) == (with_gamma, ["gamma"])
     text = invoke("standings", output).output
     assert "4/4 matches" in text
     assert "no longer scheduled, so not shown: gamma" in " ".join(text.split())
@@ -228,7 +228,7 @@ def test_a_removed_bot_leaves_the_run_the_standings_and_the_report_alike(
     assert (back.total, back.stored_before, back.played) == (12, 4 + with_gamma, 8 - with_gamma)
     assert standings is not None
     assert (standings.matches_played, standings.matches_scheduled) == (12, 12)
-    assert (standings.matches_retired, standings.retired_bots) == (0, ())
+    assert (standings.matches_unscheduled, standings.unscheduled_bots) == (0, ())
     assert {row.name for row in standings.rows} == {"alpha", "beta", "gamma"}
     assert wait_no_processes(marker, timeout=2) == []
 
