@@ -913,6 +913,22 @@ class BotServer:
             )
         else:
             session = self._awaiting.get(message.token)
+            if session is not None and not self._sent_by(session, identity, last):
+                # The right token from another process: read from /proc by any process of
+                # the same user (unsandboxed), maybe before the bot itself could say hello.
+                session.counters["hello_refused"] += 1
+                sender = self._sender(identity, last)
+                if sender is not None:
+                    sender.rejected_hellos += 1
+                self._reply_stranger(
+                    identity,
+                    remote,
+                    message.id,
+                    RejectCode.AUTH,
+                    "this hello comes from a process that is not the bot's or one it started",
+                )
+                self.stray_messages += 1
+                return
         if session is None:
             reason = "unknown key" if remote else "unknown token"
             live = None if remote else self._live_session(message.token)
@@ -965,17 +981,31 @@ class BotServer:
             builders.welcome(message.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES),
         )
 
-    def _sender(self, identity: bytes, last: zmq.Frame | None) -> BotSession | None:
-        """The started bot awaited for its hello whose process, or one of its descendants,
-        sent this message, if any: over ipc the socket tells the sender's pid."""
-        if last is None or not self._awaiting:
-            return None
+    def _sender_lineage(self, identity: bytes, last: zmq.Frame | None) -> tuple[int, ...]:
+        """The pid of the process that sent this message, its parent's and so on up (cached
+        per connection); empty where the socket does not tell."""
+        if last is None:
+            return ()
         lineage = self._senders.get(identity)
         if lineage is None:
             lineage = _lineage(last)
             if len(self._senders) >= _SENDER_CACHE_LIMIT:
                 self._senders.clear()
             self._senders[identity] = lineage
+        return lineage
+
+    def _sent_by(self, session: BotSession, identity: bytes, last: zmq.Frame | None) -> bool:
+        """Whether this message came from the bot's own process or one of its descendants;
+        True where the socket does not tell (the token alone decides then)."""
+        lineage = self._sender_lineage(identity, last)
+        return not lineage or session.process is None or session.process.pid in lineage
+
+    def _sender(self, identity: bytes, last: zmq.Frame | None) -> BotSession | None:
+        """The started bot awaited for its hello whose process, or one of its descendants,
+        sent this message, if any: over ipc the socket tells the sender's pid."""
+        if last is None or not self._awaiting:
+            return None
+        lineage = self._sender_lineage(identity, last)
         for session in self._awaiting.values():
             if session.process is not None and session.process.pid in lineage:
                 return session

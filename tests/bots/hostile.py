@@ -20,6 +20,12 @@ referee, its opponent or the machine, then reports what it achieved on stderr as
   descriptor;
 - ``remember``: report how many matches this process has seen and whether a file written
   in /tmp or its folder by an earlier match is still there.
+
+``python hostile.py token-racer SECONDS ENDPOINT`` is no bot but any process of the same
+user: for SECONDS it watches /proc for bots being started by the referee of ENDPOINT, and
+says hello with each new token it sees before the bot it belongs to can, keeping every
+connection a welcome came on; it reports once at the end (``HOSTILE token-racer tokens=N
+answers=... hijacked=N``).
 """
 
 from __future__ import annotations
@@ -45,9 +51,11 @@ def report(attack: str, **fields: object) -> None:
     print(f"HOSTILE {attack} {text}", file=sys.stderr, flush=True)
 
 
-def foreign_processes() -> dict[int, dict[str, str]]:
-    """Processes whose environment this bot can read and that hold another bot's token."""
+def foreign_processes(referee: str | None = None) -> dict[int, dict[str, str]]:
+    """Processes whose environment this bot can read and that hold another bot's token, of
+    the referee whose folder holds ``referee`` (default: this bot's endpoint)."""
     own = os.environ.get("AEGIS_TOKEN")
+    referee = referee or os.environ.get("AEGIS_ENDPOINT", "")
     found: dict[int, dict[str, str]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -62,7 +70,7 @@ def foreign_processes() -> dict[int, dict[str, str]]:
         token = variables.get("AEGIS_TOKEN")
         # Only the bots of this bot's own referee: a test must not harm other tests' bots.
         same_referee = os.path.dirname(variables.get("AEGIS_ENDPOINT", "")) == os.path.dirname(
-            os.environ.get("AEGIS_ENDPOINT", "")
+            referee
         )
         if token and token != own and same_referee:
             found[int(entry)] = variables
@@ -74,26 +82,33 @@ def visible_processes() -> int:
     return sum(1 for entry in os.listdir("/proc") if entry.isdigit())
 
 
+def hello_as(
+    context: zmq.Context[zmq.Socket[bytes]], token: str, endpoint: str, name: str
+) -> tuple[str, zmq.Socket[bytes]]:
+    """Connect to ``endpoint`` and say hello with ``token``: the answer's type (``none``
+    without one within 2 s, ``error:N`` if the connection fails) and the socket."""
+    socket = context.socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    try:
+        socket.connect(endpoint)
+        hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"]}
+        socket.send(msgpack.packb({**hello, "name": name, "token": token}))
+        if socket.poll(2000):
+            return str(msgpack.unpackb(socket.recv()).get("type")), socket
+        return "none", socket
+    except zmq.ZMQError as error:
+        return f"error:{error.errno}", socket
+
+
 def steal_tokens() -> None:
     victims = foreign_processes()
     tokens = {(env["AEGIS_TOKEN"], env.get("AEGIS_ENDPOINT", "")) for env in victims.values()}
     answers = []
     context = zmq.Context()
     for token, endpoint in sorted(tokens):
-        socket = context.socket(zmq.DEALER)
-        socket.setsockopt(zmq.LINGER, 0)
-        try:
-            socket.connect(endpoint)
-            hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"]}
-            socket.send(msgpack.packb({**hello, "name": "thief", "token": token}))
-            answer = "none"
-            if socket.poll(2000):
-                answer = str(msgpack.unpackb(socket.recv()).get("type"))
-            answers.append(answer)
-        except zmq.ZMQError as error:
-            answers.append(f"error:{error.errno}")
-        finally:
-            socket.close(0)
+        answer, socket = hello_as(context, token, endpoint, "thief")
+        answers.append(answer)
+        socket.close(0)
     context.term()
     welcomed = answers.count("welcome")
     report(
@@ -103,6 +118,35 @@ def steal_tokens() -> None:
         answers=",".join(answers) or "-",
         hijacked=welcomed,
     )
+
+
+def race_tokens(seconds: float, referee: str) -> None:
+    """Say hello with every token that shows up in a bot of the referee whose socket folder
+    holds the endpoint ``referee``, as soon as it does."""
+    context = zmq.Context()
+    tried: set[str] = set()
+    answers = []
+    held = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for env in foreign_processes(referee).values():
+            token, endpoint = env["AEGIS_TOKEN"], env.get("AEGIS_ENDPOINT", "")
+            if token in tried or not endpoint:
+                continue
+            tried.add(token)
+            answer, socket = hello_as(context, token, endpoint, "racer")
+            answers.append(answer)
+            held.append(socket)  # a hijacked session lives as long as its connection
+        time.sleep(0.002)
+    report(
+        "token-racer",
+        tokens=len(tried),
+        answers=",".join(answers) or "-",
+        hijacked=answers.count("welcome"),
+    )
+    for socket in held:
+        socket.close(0)
+    context.term()
 
 
 def kill_opponents() -> None:
@@ -311,4 +355,7 @@ class Hostile(Bot):
 
 
 if __name__ == "__main__":
-    run(Hostile(sys.argv[1], sys.argv[2:]), argv=[])
+    if sys.argv[1:2] == ["token-racer"]:
+        race_tokens(float(sys.argv[2]), sys.argv[3])
+    else:
+        run(Hostile(sys.argv[1], sys.argv[2:]), argv=[])

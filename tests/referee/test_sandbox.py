@@ -141,6 +141,47 @@ def test_the_token_thief_cannot_take_over_its_opponent(tmp_path: Path, sandboxed
 
 
 @BOTH
+def test_a_process_that_races_a_bot_to_its_hello_cannot_take_its_seat(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    """Any process of the organiser's user (an unsandboxed bot of another match, say) can
+    read a starting bot's token and endpoint from /proc, from the bot's sandbox's first
+    process too, and say hello before the bot does. Its hello is refused: a hello is taken
+    only from the bot's own process or one of its descendants (inside its sandbox, too). The
+    bots (started slowly, so the racer is first) then play their own match."""
+    plan = plan_sandbox("required" if sandboxed else "off")
+    with MatchRunner(time_control=CONTROL, sandbox=plan) as runner:
+        referee = f"ipc://{runner.server.directory}/bot-0"
+        racer = subprocess.Popen(
+            [sys.executable, str(HOSTILE), "token-racer", "8", referee],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            time.sleep(1.0)  # it watches /proc before the first bot starts
+            slow = [
+                BotSpec(
+                    name,
+                    ("sh", "-c", 'sleep 0.5; exec "$0" "$@"', sys.executable, str(RAWBOT)),
+                    home=str(BOTS),
+                )
+                for name in ("first", "second")
+            ]
+            report = runner.play(slow, seed=5)
+            _, errors = racer.communicate(timeout=30)
+        finally:
+            racer.kill()
+            racer.wait(5)
+    lines = [line for line in errors.splitlines() if line.startswith("HOSTILE token-racer ")]
+    assert lines, errors
+    found = dict(field.split("=", 1) for field in lines[-1].split()[2:])
+    assert found["tokens"] == "2"  # it saw both bots' tokens, and said hello with each
+    assert found["answers"] == "reject,reject"
+    assert found["hijacked"] == "0"
+    clean(report)
+
+
+@BOTH
 def test_the_killer_cannot_see_or_signal_its_opponent(tmp_path: Path, sandboxed: bool) -> None:
     report, found = play(tmp_path, hostile("killer"), sandboxed)
     if sandboxed:
