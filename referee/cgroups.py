@@ -426,6 +426,9 @@ def _kill_and_remove_one(folder: Path) -> None:
     with contextlib.suppress(OSError):
         if (folder / "cgroup.freeze").exists():
             _write(folder / "cgroup.freeze", "0")
+    with contextlib.suppress(OSError):
+        if (folder / "cgroup.kill").exists():
+            _write(folder / "cgroup.kill", "1")  # every process at once, also those forking
     deadline = time.monotonic() + 2.0
     while True:
         for pid in _procs(folder):

@@ -12,8 +12,9 @@ before its first bot::
 with a pipe as its standard input, and gives every bot it starts the environment variable
 ``AEGIS_WORKER_MARKER=MARKER`` (a bot's descendants inherit it). Only the worker holds the
 pipe's write end: end of file means the worker is gone, however it went. The reaper then
-SIGKILLs every process carrying the marker, with its process group, then every process in the
-worker's bot cgroups (``aegis-ref-WORKER_PID``, which finds the rest), removes the private
+SIGKILLs every process in the worker's bot cgroups (``aegis-ref-WORKER_PID``: everything its
+bots started, wherever it went), then every process still carrying the marker, with its
+process group (all it can find on a machine without cgroups); it removes the private
 directories of referees that are gone (the worker's among them), and exits. A worker that
 ends normally has stopped its bots already, and the reaper finds nothing to kill.
 """
@@ -26,7 +27,7 @@ import signal
 import sys
 
 from referee.bots import kill_until_gone, processes_with_environment
-from referee.cgroups import remove_groups_of
+from referee.cgroups import detect_cgroups, remove_groups_of
 from referee.rundir import remove_stale_directories
 
 __all__ = ["MARKER_VARIABLE", "kill_marked", "main", "marked_processes"]
@@ -63,6 +64,10 @@ def main(argv: list[str]) -> int:
     marker = argv[1]
     worker = int(argv[2]) if len(argv) == 3 else None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the pipe decides
+    if worker is not None:
+        # Probed now, while the worker lives: the probe sweeps the groups of referees that
+        # are gone, and the worker's are for remove_groups_of to kill (and count) later.
+        detect_cgroups()
     while True:
         try:
             if not os.read(0, 4096):
@@ -71,9 +76,9 @@ def main(argv: list[str]) -> int:
             continue
         except OSError:
             break
-    killed = kill_marked(marker)
-    if worker is not None:
-        killed += remove_groups_of(worker)
+    # The cgroups first: they hold everything, and are killed at once (cgroup.kill on v2).
+    killed = 0 if worker is None else remove_groups_of(worker)
+    killed += kill_marked(marker)
     # The worker's private directories, which it could not remove: no bot holds them now.
     remove_stale_directories()
     if killed:

@@ -4,16 +4,18 @@ nothing else does."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from referee.cgroups import detect_cgroups
+from referee.cgroups import detect_cgroups, remove_groups_of
 from tournaments import reaper
 
 SLEEPER = "import subprocess, sys, time\nsubprocess.Popen(sys.argv[1:])\ntime.sleep(60)\n"
@@ -105,8 +107,9 @@ def test_a_reaper_without_marker_is_a_usage_error() -> None:
 
 
 #: A stand-in worker: puts a "bot" in a cgroup of its own (as a referee does), the bot leaves
-#: an unmarked ``setsid`` sleeper behind in that cgroup, and the worker starts its reaper and
-#: prints the reaper's pid, the sleeper's and its bot cgroups' folders, then waits to be killed.
+#: an unmarked ``setsid`` sleeper behind in that cgroup, and the worker starts its reaper
+#: (unless its argument is ``-``) and prints the reaper's pid (or 0), the sleeper's and its bot
+#: cgroups' folders, then waits to be killed.
 WORKER = """
 import os, subprocess, sys, time
 from referee.cgroups import BotCgroup, detect_cgroups
@@ -117,39 +120,36 @@ bot = subprocess.Popen(
 )
 sleeper = int(bot.stdout.readline())
 bot.wait()
-watcher = subprocess.Popen(
-    [sys.executable, "-I", sys.argv[1], "unused-marker", str(os.getpid())],
-    stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-)
-print(watcher.pid, sleeper, *group.folders, flush=True)
+watcher = None
+if sys.argv[1] != "-":
+    watcher = subprocess.Popen(
+        [sys.executable, "-I", sys.argv[1], "unused-marker", str(os.getpid())],
+        stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+print(watcher.pid if watcher else 0, sleeper, *group.folders, flush=True)
 time.sleep(60)
 """
 
 
-@pytest.mark.skipif(not detect_cgroups().has("kill"), reason="no writable cgroups here")
-def test_the_reaper_kills_what_is_left_in_a_dead_workers_cgroups(tmp_path: Path) -> None:
-    """The sleeper has no marker, no session or group of the bot's, no parent but init: only
-    its cgroup finds it. The worker dies with SIGKILL, and its reaper empties and removes the
-    worker's cgroup folders."""
+@contextlib.contextmanager
+def stand_in_worker(
+    reaper_script: str,
+) -> Iterator[tuple[subprocess.Popen[str], int, int, list[Path]]]:
+    """A WORKER process (with a reaper unless ``reaper_script`` is ``-``): itself, its
+    reaper's pid (0 without), its sleeper's pid, its bot cgroups' folders; all killed after."""
     worker = subprocess.Popen(
-        [sys.executable, "-c", WORKER, reaper.__file__], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", WORKER, reaper_script], stdout=subprocess.PIPE, text=True
     )
     sleeper = None
     try:
         assert worker.stdout is not None
         watcher_text, sleeper_text, *folder_texts = worker.stdout.readline().split()
-        watcher, sleeper = int(watcher_text), int(sleeper_text)
+        sleeper = int(sleeper_text)
         folders = [Path(text) for text in folder_texts]
         assert folders
         assert all(folder.is_dir() for folder in folders)
         assert _alive(sleeper)
-        time.sleep(0.3)
-        assert _alive(sleeper)  # nothing happens while the worker lives
-        worker.kill()
-        worker.wait(5)
-        assert _wait_dead([sleeper, watcher], timeout=10) == []
-        assert [folder for folder in folders if folder.exists()] == []
-        assert not any(folder.parent.exists() for folder in folders)  # aegis-ref-<pid>
+        yield worker, int(watcher_text), sleeper, folders
     finally:
         worker.kill()
         worker.wait(5)
@@ -157,3 +157,30 @@ def test_the_reaper_kills_what_is_left_in_a_dead_workers_cgroups(tmp_path: Path)
             worker.stdout.close()
         if sleeper is not None and _alive(sleeper):
             os.kill(sleeper, 9)
+
+
+@pytest.mark.skipif(not detect_cgroups().has("kill"), reason="no writable cgroups here")
+def test_the_reaper_kills_what_is_left_in_a_dead_workers_cgroups() -> None:
+    """The sleeper has no marker, no session or group of the bot's, no parent but init: only
+    its cgroup finds it. The worker dies with SIGKILL, and its reaper empties and removes the
+    worker's cgroup folders."""
+    with stand_in_worker(reaper.__file__) as (worker, watcher, sleeper, folders):
+        time.sleep(0.3)
+        assert _alive(sleeper)  # nothing happens while the worker lives
+        worker.kill()
+        worker.wait(5)
+        assert _wait_dead([sleeper, watcher], timeout=10) == []
+        assert not any(folder.parent.exists() for folder in folders)  # aegis-ref-<pid>
+
+
+@pytest.mark.skipif(not detect_cgroups().has("kill"), reason="no writable cgroups here")
+def test_remove_groups_of_kills_and_counts_what_a_workers_cgroups_hold() -> None:
+    """What the reaper does once the worker is gone, done here while it lives (so no other
+    referee's sweep of dead referees' groups can do it first): the sleeper is killed and
+    counted, the folders go, and the worker itself is not touched."""
+    with stand_in_worker("-") as (worker, _, sleeper, folders):
+        assert remove_groups_of(worker.pid) == 1
+        assert _wait_dead([sleeper], timeout=5) == []
+        assert not any(folder.parent.exists() for folder in folders)
+        assert worker.poll() is None
+        assert remove_groups_of(worker.pid) == 0  # nothing left: idempotent
