@@ -14,6 +14,7 @@ import os
 import re
 import resource
 import secrets
+import socket as socket_module
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -913,20 +914,16 @@ class BotServer:
             )
         else:
             session = self._awaiting.get(message.token)
-            if session is not None and not self._sent_by(session, identity, last):
-                # The right token from another process: read from /proc by any process of
-                # the same user (unsandboxed), maybe before the bot itself could say hello.
+            foreign = None if session is None else self._foreign_hello(session, last)
+            if session is not None and foreign is not None:
+                # The right token from elsewhere: read from /proc by any process of the same
+                # user (unsandboxed, or a sandbox's first process), maybe before the bot
+                # itself could say hello.
                 session.counters["hello_refused"] += 1
                 sender = self._sender(identity, last)
                 if sender is not None:
                     sender.rejected_hellos += 1
-                self._reply_stranger(
-                    identity,
-                    remote,
-                    message.id,
-                    RejectCode.AUTH,
-                    "this hello comes from a process that is not the bot's or one it started",
-                )
+                self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, foreign)
                 self.stray_messages += 1
                 return
         if session is None:
@@ -994,11 +991,23 @@ class BotServer:
             self._senders[identity] = lineage
         return lineage
 
-    def _sent_by(self, session: BotSession, identity: bytes, last: zmq.Frame | None) -> bool:
-        """Whether this message came from the bot's own process or one of its descendants;
-        True where the socket does not tell (the token alone decides then)."""
-        lineage = self._sender_lineage(identity, last)
-        return not lineage or session.process is None or session.process.pid in lineage
+    @staticmethod
+    def _foreign_hello(session: BotSession, last: zmq.Frame | None) -> str | None:
+        """Why a hello with this bot's token is not the bot's: it came on another bot's
+        endpoint, or from a process that is neither the bot's nor one of its descendants.
+        None when it is the bot's, or where the socket does not tell (the token alone decides
+        then). Read afresh, not from the cache: a peer chooses its own identity, and may
+        reuse another's."""
+        if last is None:
+            return None
+        where = _endpoint_path(last)
+        own = None if session.endpoint is None else session.endpoint.removeprefix("ipc://")
+        if where is not None and own is not None and where != own:
+            return "this hello came on another bot's endpoint"
+        lineage = _lineage(last)
+        if lineage and session.process is not None and session.process.pid not in lineage:
+            return "this hello comes from a process that is not the bot's or one it started"
+        return None
 
     def _sender(self, identity: bytes, last: zmq.Frame | None) -> BotSession | None:
         """The started bot awaited for its hello whose process, or one of its descendants,
@@ -1184,6 +1193,20 @@ def _connection(frame: zmq.Frame | None) -> tuple[int, int] | None:
         return fd, os.fstat(fd).st_ino
     except (zmq.ZMQError, OSError, TypeError, ValueError):
         return None
+
+
+def _endpoint_path(frame: zmq.Frame) -> str | None:
+    """The path of the ipc endpoint ``frame`` arrived on (the accepted connection's own
+    address); None if the socket does not tell or it is no ipc connection."""
+    connection = _connection(frame)
+    if connection is None:
+        return None
+    try:
+        with socket_module.socket(fileno=os.dup(connection[0])) as accepted:
+            name = accepted.getsockname()
+    except OSError:
+        return None
+    return name if isinstance(name, str) and name else None
 
 
 def _dropped(session: BotSession) -> bool:

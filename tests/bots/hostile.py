@@ -21,11 +21,11 @@ referee, its opponent or the machine, then reports what it achieved on stderr as
 - ``remember``: report how many matches this process has seen and whether a file written
   in /tmp or its folder by an earlier match is still there.
 
-``python hostile.py token-racer SECONDS ENDPOINT`` is no bot but any process of the same
-user: for SECONDS it watches /proc for bots being started by the referee of ENDPOINT, and
-says hello with each new token it sees before the bot it belongs to can, keeping every
-connection a welcome came on; it reports once at the end (``HOSTILE token-racer tokens=N
-answers=... hijacked=N``).
+``python hostile.py token-racer SECONDS ENDPOINT [FOLDER]`` is no bot but any process of the
+same user: for SECONDS it watches /proc for bots being started by the referee of ENDPOINT,
+and says hello with each new token it sees before the bot it belongs to can, keeping every
+connection a welcome came on (and making FOLDER/TOKEN once answered); after each answer it
+reports all so far (``HOSTILE token-racer tokens=N answers=... hijacked=N reasons=...``).
 """
 
 from __future__ import annotations
@@ -84,9 +84,10 @@ def visible_processes() -> int:
 
 def hello_as(
     context: zmq.Context[zmq.Socket[bytes]], token: str, endpoint: str, name: str
-) -> tuple[str, zmq.Socket[bytes]]:
+) -> tuple[str, str, zmq.Socket[bytes]]:
     """Connect to ``endpoint`` and say hello with ``token``: the answer's type (``none``
-    without one within 2 s, ``error:N`` if the connection fails) and the socket."""
+    without one within 2 s, ``error:N`` if the connection fails), a reject's reason, and the
+    socket."""
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
     try:
@@ -94,10 +95,11 @@ def hello_as(
         hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"]}
         socket.send(msgpack.packb({**hello, "name": name, "token": token}))
         if socket.poll(2000):
-            return str(msgpack.unpackb(socket.recv()).get("type")), socket
-        return "none", socket
+            answer = msgpack.unpackb(socket.recv())
+            return str(answer.get("type")), str(answer.get("reason", "")), socket
+        return "none", "", socket
     except zmq.ZMQError as error:
-        return f"error:{error.errno}", socket
+        return f"error:{error.errno}", "", socket
 
 
 def steal_tokens() -> None:
@@ -106,7 +108,7 @@ def steal_tokens() -> None:
     answers = []
     context = zmq.Context()
     for token, endpoint in sorted(tokens):
-        answer, socket = hello_as(context, token, endpoint, "thief")
+        answer, _, socket = hello_as(context, token, endpoint, "thief")
         answers.append(answer)
         socket.close(0)
     context.term()
@@ -120,12 +122,14 @@ def steal_tokens() -> None:
     )
 
 
-def race_tokens(seconds: float, referee: str) -> None:
+def race_tokens(seconds: float, referee: str, told: str | None = None) -> None:
     """Say hello with every token that shows up in a bot of the referee whose socket folder
-    holds the endpoint ``referee``, as soon as it does."""
+    holds the endpoint ``referee``, as soon as it does; with ``told``, a folder, make a file
+    named after each token there once its hello is answered (a test's bots wait for it)."""
     context = zmq.Context()
     tried: set[str] = set()
     answers = []
+    reasons = []
     held = []
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -134,16 +138,20 @@ def race_tokens(seconds: float, referee: str) -> None:
             if token in tried or not endpoint:
                 continue
             tried.add(token)
-            answer, socket = hello_as(context, token, endpoint, "racer")
+            answer, reason, socket = hello_as(context, token, endpoint, "racer")
             answers.append(answer)
+            reasons.append(reason.replace(" ", "_") or "-")
             held.append(socket)  # a hijacked session lives as long as its connection
+            report(
+                "token-racer",
+                tokens=len(tried),
+                answers=",".join(answers),
+                hijacked=answers.count("welcome"),
+                reasons="|".join(reasons),
+            )
+            if told is not None:
+                Path(told, token).touch()
         time.sleep(0.002)
-    report(
-        "token-racer",
-        tokens=len(tried),
-        answers=",".join(answers) or "-",
-        hijacked=answers.count("welcome"),
-    )
     for socket in held:
         socket.close(0)
     context.term()
@@ -356,6 +364,6 @@ class Hostile(Bot):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["token-racer"]:
-        race_tokens(float(sys.argv[2]), sys.argv[3])
+        race_tokens(float(sys.argv[2]), sys.argv[3], *sys.argv[4:5])
     else:
         run(Hostile(sys.argv[1], sys.argv[2:]), argv=[])

@@ -2,7 +2,7 @@
 purpose. It answers every decision with the first legal action unless told otherwise:
 
     rawbot.py [--fault KIND] [--at N] [--name NAME] [--report-cpus FILE] [--log-messages FILE]
-              [--say TEXT] [--hold FILE [--hold-at M]]
+              [--say TEXT] [--hold FILE [--hold-at M]] [--routing-id ID]
 
 It speaks protocol 1.0 only, as a bot written before 1.1 does. With ``AEGIS_SERVER_KEY``,
 ``AEGIS_PUBLIC_KEY`` and ``AEGIS_SECRET_KEY`` set it dials in as a remote bot (CurveZMQ).
@@ -18,7 +18,8 @@ answer a message of unknown type, strict_fields answers a ``decide`` holding a f
 protocol does not define with an ``error``, no_ready never answers ``match_start``,
 garbage_at_match_end answers ``match_end`` with bytes that are not msgpack (a stray message
 between matches), and big_at_match_end answers it with a valid 10 KB ``pong`` (a large one).
-``--say`` writes TEXT on stderr as the bot starts.
+``--say`` writes TEXT on stderr as the bot starts; ``--routing-id`` connects with a ZeroMQ
+routing id of its choosing (every process of it the same one).
 
 With ``--hold FILE`` the bot answers its M-th ``match_start`` (default 2) only once FILE
 exists (at most 30 s later): a test holds a tournament still there, to look at it.
@@ -80,6 +81,7 @@ def main() -> int:
     parser.add_argument("--hold", help="wait for this file before a match_start's ready")
     parser.add_argument("--hold-at", type=int, default=2, help="which match_start to hold")
     parser.add_argument("--size", type=int, default=8 << 20, help="giant: the message's size")
+    parser.add_argument("--routing-id", help="connect with this ZeroMQ routing id of its own")
     arguments = parser.parse_args()
     if arguments.say is not None:
         print(arguments.say, file=sys.stderr, flush=True)
@@ -91,6 +93,8 @@ def main() -> int:
     context = zmq.Context()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
+    if arguments.routing_id:
+        socket.setsockopt(zmq.ROUTING_ID, arguments.routing_id.encode())
     if os.environ.get("AEGIS_SERVER_KEY"):  # a remote bot: CurveZMQ, as SPEC section 9 says
         socket.setsockopt(zmq.CURVE_SERVERKEY, os.environ["AEGIS_SERVER_KEY"].encode())
         socket.setsockopt(zmq.CURVE_PUBLICKEY, os.environ["AEGIS_PUBLIC_KEY"].encode())

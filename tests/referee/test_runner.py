@@ -190,6 +190,54 @@ def test_both_bots_failing_the_handshake_void_the_match() -> None:
     assert {fault.kind for fault in report.faults} == {FaultKind.HANDSHAKE, FaultKind.VERSION}
 
 
+def test_a_bot_that_chooses_its_routing_id_is_heard_match_after_match(
+    runner: MatchRunner,
+) -> None:
+    """Every match starts the bot afresh, and every process of it connects with the same
+    routing id: each one's hello is judged by the process that sent it, never by what an
+    earlier connection of that id was (a peer chooses its id, and may reuse another's)."""
+    fixed = rawbot("fixed", "--routing-id", "same-every-time")
+    for seed in (1, 2, 3):
+        report = runner.play([fixed, rawbot("good")], seed=seed)
+        assert report.faults == [], report.faults
+
+
+#: A bot that first says hello, with its own token, on the next bot's endpoint (the same
+#: folder, the next number), prints the answer, then becomes a raw bot.
+ELSEWHERE = """
+import os, sys, msgpack, zmq
+endpoint, token = os.environ["AEGIS_ENDPOINT"], os.environ["AEGIS_TOKEN"]
+folder, _, name = endpoint.rpartition("/bot-")
+context = zmq.Context()
+socket = context.socket(zmq.DEALER)
+socket.connect(f"{folder}/bot-{int(name) + 1}")
+hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"], "token": token}
+socket.send(msgpack.packb({**hello, "name": "elsewhere"}))
+answer = msgpack.unpackb(socket.recv()) if socket.poll(5000) else None
+print("ANSWER", answer, file=sys.stderr, flush=True)
+socket.close(0)
+context.term()
+os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+"""
+
+
+def test_a_hello_on_another_bots_endpoint_is_refused(tmp_path: Path) -> None:
+    """A token is good on its own bot's endpoint only, even from the bot's own process: the
+    hello it sends on the next bot's endpoint is refused, and its hello on its own endpoint
+    is then taken, and both bots play."""
+    elsewhere = BotSpec(
+        "elsewhere", (sys.executable, "-c", ELSEWHERE, str(RAWBOT), "--name", "elsewhere")
+    )
+    with MatchRunner(time_control=TimeControl(decision_ms=1000), log_dir=tmp_path) as runner:
+        report = runner.play([elsewhere, rawbot("good")], seed=1)
+    assert report.faults == [], report.faults
+    log = (tmp_path / "elsewhere.log").read_text()
+    assert "ANSWER {" in log, log
+    assert "'type': 'reject'" in log
+    assert "'code': 'auth'" in log
+    assert "this hello came on another bot's endpoint" in log
+
+
 def test_crashed_bot_is_restarted_for_its_next_match(runner: MatchRunner) -> None:
     crasher = rawbot("crasher", "--fault", "crash", "--at", "3", keep_alive=True)
     first = runner.play([crasher, rawbot("good")], seed=1)

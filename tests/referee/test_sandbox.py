@@ -148,37 +148,47 @@ def test_a_process_that_races_a_bot_to_its_hello_cannot_take_its_seat(
     read a starting bot's token and endpoint from /proc, from the bot's sandbox's first
     process too, and say hello before the bot does. Its hello is refused: a hello is taken
     only from the bot's own process or one of its descendants (inside its sandbox, too). The
-    bots (started slowly, so the racer is first) then play their own match."""
+    bots, which wait until the racer has been answered, then play their own match."""
+    told = tmp_path / "told"
+    told.mkdir()
+    # Each bot starts once the racer was answered for its token (at most 20 s later).
+    wait = (
+        f'i=0; while [ ! -e "{told}/$AEGIS_TOKEN" ] && [ $i -lt 400 ]; do sleep 0.05; '
+        'i=$((i+1)); done; exec "$0" "$@"'
+    )
     plan = plan_sandbox("required" if sandboxed else "off")
     with MatchRunner(time_control=CONTROL, sandbox=plan) as runner:
         referee = f"ipc://{runner.server.directory}/bot-0"
         racer = subprocess.Popen(
-            [sys.executable, str(HOSTILE), "token-racer", "8", referee],
+            [sys.executable, str(HOSTILE), "token-racer", "30", referee, str(told)],
             stderr=subprocess.PIPE,
             text=True,
         )
         try:
-            time.sleep(1.0)  # it watches /proc before the first bot starts
-            slow = [
+            bots = [
                 BotSpec(
                     name,
-                    ("sh", "-c", 'sleep 0.5; exec "$0" "$@"', sys.executable, str(RAWBOT)),
+                    ("sh", "-c", wait, sys.executable, str(RAWBOT), "--name", name),
                     home=str(BOTS),
+                    read_only=(str(told),),
                 )
                 for name in ("first", "second")
             ]
-            report = runner.play(slow, seed=5)
-            _, errors = racer.communicate(timeout=30)
+            report = runner.play(bots, seed=5)
         finally:
-            racer.kill()
-            racer.wait(5)
+            racer.terminate()  # its report comes at its end: SIGTERM ends it at once
+            _, errors = racer.communicate(timeout=30)
     lines = [line for line in errors.splitlines() if line.startswith("HOSTILE token-racer ")]
     assert lines, errors
     found = dict(field.split("=", 1) for field in lines[-1].split()[2:])
     assert found["tokens"] == "2"  # it saw both bots' tokens, and said hello with each
     assert found["answers"] == "reject,reject"
     assert found["hijacked"] == "0"
-    clean(report)
+    reasons = found["reasons"].split("|")
+    assert (
+        reasons == ["this_hello_comes_from_a_process_that_is_not_the_bot's_or_one_it_started"] * 2
+    )
+    clean(report)  # the bots' own hellos were taken, and their moves were their own
 
 
 @BOTH
