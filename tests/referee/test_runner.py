@@ -228,7 +228,8 @@ def test_a_hello_on_another_bots_endpoint_is_refused(tmp_path: Path) -> None:
     elsewhere = BotSpec(
         "elsewhere", (sys.executable, "-c", ELSEWHERE, str(RAWBOT), "--name", "elsewhere")
     )
-    with MatchRunner(time_control=TimeControl(decision_ms=1000), log_dir=tmp_path) as runner:
+    control = TimeControl(decision_ms=1000, warmup_ms=10_000)  # it starts Python twice
+    with MatchRunner(time_control=control, log_dir=tmp_path) as runner:
         report = runner.play([elsewhere, rawbot("good")], seed=1)
     assert report.faults == [], report.faults
     log = (tmp_path / "elsewhere.log").read_text()
