@@ -16,7 +16,9 @@ SIGKILLs every process in the worker's bot cgroups (``aegis-ref-WORKER_PID``: ev
 bots started, wherever it went), then every process still carrying the marker, with its
 process group (all it can find on a machine without cgroups); it removes the private
 directories of referees that are gone (the worker's among them), and exits. A worker that
-ends normally has stopped its bots already, and the reaper finds nothing to kill.
+ends cleanly has stopped its bots already, and says so (``q`` down the pipe) before it closes
+the pipe: the reaper then leaves the worker's cgroups alone, since a worker that lives on (a
+Dask worker) makes new ones for the bots of its next reaper.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from referee.bots import kill_until_gone, processes_with_environment
 from referee.cgroups import detect_cgroups, remove_groups_of
 from referee.rundir import remove_stale_directories
 
-__all__ = ["MARKER_VARIABLE", "kill_marked", "main", "marked_processes"]
+__all__ = ["CLEAN_END", "MARKER_VARIABLE", "kill_marked", "main", "marked_processes"]
 
 #: The environment variable that marks a worker's bots.
 MARKER_VARIABLE = "AEGIS_WORKER_MARKER"
+#: What a worker writes into the pipe before it closes it when it ends cleanly.
+CLEAN_END = b"q"
 
 
 def marked_processes(marker: str) -> list[int]:
@@ -68,16 +72,21 @@ def main(argv: list[str]) -> int:
         # Probed now, while the worker lives: the probe sweeps the groups of referees that
         # are gone, and the worker's are for remove_groups_of to kill (and count) later.
         detect_cgroups()
+    clean = False
     while True:
         try:
-            if not os.read(0, 4096):
-                break
+            data = os.read(0, 4096)
         except InterruptedError:
             continue
         except OSError:
             break
+        if not data:
+            break
+        clean = clean or CLEAN_END in data
     # The cgroups first: they hold everything, and are killed at once (cgroup.kill on v2).
-    killed = 0 if worker is None else remove_groups_of(worker)
+    # Not after a clean end: the worker stopped its bots, and the groups it makes from now
+    # on belong to the bots of its next reaper (a Dask worker's next tournament).
+    killed = 0 if worker is None or clean else remove_groups_of(worker)
     killed += kill_marked(marker)
     # The worker's private directories, which it could not remove: no bot holds them now.
     remove_stale_directories()

@@ -165,7 +165,11 @@ def close_worker_runner() -> None:
 
 
 def _stop_reaper(process: subprocess.Popen[bytes]) -> None:
-    """Close the reaper's pipe (it finds no bot left, and exits) and reap it."""
+    """Tell the reaper the bots were stopped, close its pipe (it exits) and reap it."""
+    with contextlib.suppress(OSError):
+        if process.stdin is not None:
+            process.stdin.write(reaper.CLEAN_END)
+            process.stdin.flush()
     with contextlib.suppress(OSError):
         if process.stdin is not None:
             process.stdin.close()

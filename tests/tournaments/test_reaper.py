@@ -109,7 +109,8 @@ def test_a_reaper_without_marker_is_a_usage_error() -> None:
 #: A stand-in worker: puts a "bot" in a cgroup of its own (as a referee does), the bot leaves
 #: an unmarked ``setsid`` sleeper behind in that cgroup, and the worker starts its reaper
 #: (unless its argument is ``-``) and prints the reaper's pid (or 0), the sleeper's and its bot
-#: cgroups' folders, then waits to be killed.
+#: cgroups' folders; told ``clean``, it ends its reaper as a worker that stopped its bots does
+#: and prints ``ended``; then it waits to be killed.
 WORKER = """
 import os, subprocess, sys, time
 from referee.cgroups import BotCgroup, detect_cgroups
@@ -127,6 +128,11 @@ if sys.argv[1] != "-":
         stdin=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
 print(watcher.pid if watcher else 0, sleeper, *group.folders, flush=True)
+if sys.stdin.readline().strip() == "clean" and watcher is not None:
+    watcher.stdin.write(b"q")  # as tournaments/worker.py ends cleanly
+    watcher.stdin.close()
+    watcher.wait(10)
+    print("ended", flush=True)
 time.sleep(60)
 """
 
@@ -138,7 +144,10 @@ def stand_in_worker(
     """A WORKER process (with a reaper unless ``reaper_script`` is ``-``): itself, its
     reaper's pid (0 without), its sleeper's pid, its bot cgroups' folders; all killed after."""
     worker = subprocess.Popen(
-        [sys.executable, "-c", WORKER, reaper_script], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", WORKER, reaper_script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     sleeper = None
     try:
@@ -153,8 +162,10 @@ def stand_in_worker(
     finally:
         worker.kill()
         worker.wait(5)
-        if worker.stdout is not None:
-            worker.stdout.close()
+        for stream in (worker.stdin, worker.stdout):
+            if stream is not None:
+                stream.close()
+        remove_groups_of(worker.pid)  # whatever a test left there
         if sleeper is not None and _alive(sleeper):
             os.kill(sleeper, 9)
 
@@ -184,3 +195,19 @@ def test_remove_groups_of_kills_and_counts_what_a_workers_cgroups_hold() -> None
         assert not any(folder.parent.exists() for folder in folders)
         assert worker.poll() is None
         assert remove_groups_of(worker.pid) == 0  # nothing left: idempotent
+
+
+@pytest.mark.skipif(not detect_cgroups().has("kill"), reason="no writable cgroups here")
+def test_a_reaper_told_of_a_clean_end_leaves_the_workers_cgroups_alone() -> None:
+    """A worker that lives on (a Dask worker between tournaments) ends its reaper cleanly and
+    may start bots again at once, under a new reaper: the old one must not kill them. Here
+    the sleeper stands for such a bot."""
+    with stand_in_worker(reaper.__file__) as (worker, watcher, sleeper, folders):
+        assert worker.stdin is not None
+        assert worker.stdout is not None
+        worker.stdin.write("clean\n")
+        worker.stdin.flush()
+        assert worker.stdout.readline().strip() == "ended"  # its reaper has exited
+        assert not _alive(watcher)
+        assert _alive(sleeper)
+        assert all(folder.is_dir() for folder in folders)
