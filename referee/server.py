@@ -72,6 +72,8 @@ _SEND_TIMEOUT_MS = 500
 _UNASKED_LIMIT = 16
 #: Unanswered requests remembered per bot, so that a late answer is told from a wrong one.
 _AWAITED_LIMIT = 1024
+#: How long closing the remote socket may take to send what it holds (bots' shutdowns).
+_SHUTDOWN_LINGER_MS = 1000
 #: Largest message read from a peer that has not completed a handshake (a hello is far
 #: smaller), or from a bot that is not being asked; anything longer is not decoded.
 _UNASKED_MESSAGE_BYTES = 4096
@@ -499,7 +501,10 @@ class BotServer:
         self._closed = True
         self._socket.close(0)
         if self._remote_socket is not None:
-            self._remote_socket.close(0)
+            # It may still hold the remote bots' shutdowns (sent on ZeroMQ's own thread): a
+            # moment to send them, else a bot that reconnects when its connection drops
+            # would dial a closed port for ever.
+            self._remote_socket.close(_SHUTDOWN_LINGER_MS)
         if self._authenticator is not None:
             self._authenticator.stop()
         self._context.destroy(linger=0)  # closes any socket left behind by a failure
