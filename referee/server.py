@@ -912,43 +912,44 @@ class BotServer:
         if not isinstance(message, Hello):
             self.stray_messages += 1
             return
+        refusal: str | None = None
+        blame_sender = not remote
         if remote:
             # CurveZMQ already authenticated the key; ZAP reported it as the User-Id.
             session = self._awaiting_keys.get(remote_user or "") or self._reconnecting(
                 self._by_remote_identity, lambda known: known.spec.curve_public_key == remote_user
             )
+            if session is None:
+                refusal = "unknown key"
         else:
             session = self._awaiting.get(message.token)
-            foreign = None if session is None else self._foreign_hello(session, last)
-            if session is not None and foreign is not None:
+            live = None if session is not None else self._live_session(message.token)
+            if session is not None:
                 # The right token from elsewhere: read from /proc by any process of the same
                 # user (unsandboxed, or a sandbox's first process), maybe before the bot
                 # itself could say hello.
-                session.counters["hello_refused"] += 1
-                sender = self._sender(identity, last)
-                if sender is not None:
-                    sender.rejected_hellos += 1
-                self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, foreign)
-                self.stray_messages += 1
-                return
-        if session is None:
-            reason = "unknown key" if remote else "unknown token"
-            live = None if remote else self._live_session(message.token)
-            if live is not None:
+                refusal = self._foreign_hello(session, last)
+                if refusal is not None:
+                    session.counters["hello_refused"] += 1
+            elif live is not None:
                 # The token of a live session, from a new connection: anyone with the bot's
                 # token (unsandboxed, any process of the same user can read it) could be
                 # saying this, so a session never moves.
                 live.counters["hello_refused"] += 1
-                reason = (
+                refusal = (
                     "this bot is connected already; a session never moves to another connection"
                 )
-            elif not remote:
-                sender = self._sender(identity, last)
-                if sender is not None:
-                    sender.rejected_hellos += 1
-            self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, reason)
+                blame_sender = False
+            else:
+                refusal = "unknown token"
+        if refusal is not None:
+            sender = self._sender(identity, last) if blame_sender else None
+            if sender is not None:
+                sender.rejected_hellos += 1
+            self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, refusal)
             self.stray_messages += 1
             return
+        assert session is not None
         chosen = negotiate_version(message.versions, self.supported_versions)
         if chosen is None:
             self._reply_stranger(
