@@ -1,9 +1,11 @@
-"""Finding processes from tests (Linux: reads /proc)."""
+"""Finding processes (Linux: reads /proc), and waiting for something to come true."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -17,3 +19,13 @@ def processes_running(text: str) -> list[int]:
                 if text.encode() in command:
                     found.append(int(entry))
     return found
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """Whether ``condition()`` comes true within ``timeout`` seconds (asked every 20 ms)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -5,7 +5,7 @@ with raw sockets on the bot's and the worker's side."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import msgpack
@@ -14,6 +14,7 @@ import zmq
 
 from referee.hub import LineCounts, RemoteHub
 from referee.server import RemoteListener, generate_keys
+from tests.processes import eventually
 
 REFEREE = generate_keys()
 
@@ -69,15 +70,6 @@ def hello(socket: zmq.Socket[bytes], versions: tuple[str, ...] = ("1.1",)) -> di
         return {}
     answer: dict[str, Any] = msgpack.unpackb(socket.recv())
     return answer
-
-
-def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_an_unknown_key_is_refused_before_any_message(

@@ -11,9 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from rich.console import Console
 
 from referee.cgroups import detect_cgroups
 from referee.sandbox import bubblewrap_problem
-from tests.processes import processes_running
+from tests.processes import eventually, processes_running
 from tests.tournaments.helpers import AEGIS_REF, FAST_RULES, run_cli
 from tournaments.config import load_config
 from tournaments.render import QuietDisplay, print_standings
@@ -212,15 +210,6 @@ def run_cli_with_path(*arguments: str, cwd: Path, path: Path) -> subprocess.Comp
     )
 
 
-def _wait_for(condition: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.parametrize(
     "sandbox",
     [
@@ -282,12 +271,12 @@ def test_what_a_bot_left_behind_dies_with_a_coordinator_killed_outright(
             process_group=0,
         )
     try:
-        assert _wait_for(lambda: bool(processes_running(f"sleep {tag}")), 60), (
+        assert eventually(lambda: bool(processes_running(f"sleep {tag}")), 60), (
             "the leftover never started"
         )
         process.kill()
         process.wait(10)
-        assert _wait_for(lambda: not processes_running(f"sleep {tag}"), 10), (
+        assert eventually(lambda: not processes_running(f"sleep {tag}"), 10), (
             f"still alive 10 s after the coordinator's death: {processes_running(f'sleep {tag}')}"
         )
     finally:
