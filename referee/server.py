@@ -984,19 +984,6 @@ class BotServer:
             builders.welcome(message.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES),
         )
 
-    def _sender_lineage(self, identity: bytes, last: zmq.Frame | None) -> tuple[int, ...]:
-        """The pid of the process that sent this message, its parent's and so on up (cached
-        per connection); empty where the socket does not tell."""
-        if last is None:
-            return ()
-        lineage = self._senders.get(identity)
-        if lineage is None:
-            lineage = _lineage(last)
-            if len(self._senders) >= _SENDER_CACHE_LIMIT:
-                self._senders.clear()
-            self._senders[identity] = lineage
-        return lineage
-
     @staticmethod
     def _foreign_hello(session: BotSession, last: zmq.Frame | None) -> str | None:
         """Why a hello with this bot's token is not the bot's: it came on another bot's
@@ -1020,7 +1007,12 @@ class BotServer:
         sent this message, if any: over ipc the socket tells the sender's pid."""
         if last is None or not self._awaiting:
             return None
-        lineage = self._sender_lineage(identity, last)
+        lineage = self._senders.get(identity)
+        if lineage is None:
+            lineage = _lineage(last)
+            if len(self._senders) >= _SENDER_CACHE_LIMIT:
+                self._senders.clear()
+            self._senders[identity] = lineage
         for session in self._awaiting.values():
             if session.process is not None and session.process.pid in lineage:
                 return session
