@@ -165,16 +165,12 @@ def remove_groups_of(pid: int) -> int:
     return how many processes were in them. Meant for a process of the same group as that
     referee (its reaper) once the referee is gone: whatever its bots started is found
     wherever it went, whatever session, process group or environment it made itself."""
-    found = 0
+    found: set[int] = set()  # a process is in a group of each hierarchy: count it once
     for base in _referee_folders(detect_cgroups()):
         folder = base / f"{_PREFIX}{pid}"
-        if not folder.is_dir():
-            continue
-        with contextlib.suppress(OSError):
-            for below, _, _ in os.walk(folder):
-                found += len(_procs(Path(below)))
-        _kill_and_remove(folder)
-    return found
+        if folder.is_dir():
+            found |= _kill_and_remove(folder)
+    return len(found)
 
 
 _parent_lock = threading.Lock()
@@ -408,17 +404,20 @@ def _procs(folder: Path) -> set[int]:
     return set()
 
 
-def _kill_and_remove(folder: Path) -> None:
+def _kill_and_remove(folder: Path) -> set[int]:
     """Kill the processes of a group and of any group below it, and remove them all,
-    deepest first, waiting a moment for them to go."""
+    deepest first, waiting a moment for them to go; return the processes they held."""
+    held: set[int] = set()
     with contextlib.suppress(OSError):
         for below, _, _ in sorted(os.walk(folder), key=lambda entry: -len(entry[0])):
             if Path(below) != folder:
-                _kill_and_remove_one(Path(below))
-    _kill_and_remove_one(folder)
+                held |= _kill_and_remove_one(Path(below))
+    return held | _kill_and_remove_one(folder)
 
 
-def _kill_and_remove_one(folder: Path) -> None:
+def _kill_and_remove_one(folder: Path) -> set[int]:
+    """Kill the processes of one group and remove it; return the processes it held."""
+    held = _procs(folder)
     state = folder / "freezer.state"
     with contextlib.suppress(OSError):
         if state.exists():
@@ -436,12 +435,12 @@ def _kill_and_remove_one(folder: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
         try:
             os.rmdir(folder)
-            return
+            return held
         except FileNotFoundError:
-            return
+            return held
         except OSError:
             if time.monotonic() > deadline:
-                return
+                return held
             time.sleep(0.01)
 
 
