@@ -202,7 +202,8 @@ def bot_history(connection: sqlite3.Connection, name: str) -> list[VersionHistor
     mine = [bot for bot in bots if bot.name == name or bot.name.startswith(f"{name}@")]
     if not mine:
         return []
-    groups = list(result_groups(connection))
+    # A replaced version's matches have left the current schedule, not its history.
+    groups = list(result_groups(connection, unscheduled_too=True))
     everyone = [bot.name for bot in bots]
     records = tally(everyone, groups)
     ratings = fit_elo(list(records), win_counts(groups)).ratings

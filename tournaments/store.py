@@ -802,13 +802,16 @@ class ResultGroup:
 
 
 @_store_stream("read the results")
-def result_groups(connection: sqlite3.Connection) -> Iterator[ResultGroup]:
+def result_groups(
+    connection: sqlite3.Connection, *, unscheduled_too: bool = False
+) -> Iterator[ResultGroup]:
     """The stored results of the current schedule aggregated by seats and outcome (see
     :class:`ResultGroup`): every result's groups less those of the results left out, which
     are found through their own index, so that leaving matches out costs no look-up per
-    result."""
+    result. With ``unscheduled_too``, every stored result, also those the current schedule
+    leaves out (a league's replaced versions)."""
     left_out: dict[tuple[Any, ...], tuple[int, ...]] = {}
-    if _leaves_out(connection):
+    if not unscheduled_too and _leaves_out(connection):
         left_out = {
             tuple(key): tuple(sums)
             for *key, sums in _grouped(

@@ -247,6 +247,13 @@ def test_a_new_version_mid_league_through_a_kill_during_its_build(tmp_path: Path
     process = start_league(league, log)
     try:
         wait_for(lambda: "League test-league:" in log.read_text(), "the start", process, log)
+        # Alice 1.0 has a result to keep in its history before its successor replaces it.
+        wait_for(
+            lambda: any("alice@1.0" in match for match in stored_ids(database, "results")),
+            "alice 1.0's first result",
+            process,
+            log,
+        )
         # Alice's next version arrives while the league plays; its build takes a while.
         newer = c_bot(tmp_path / "alice-2", "alice", "2.0", build="sleep 1.5")
         result = invoke("submit", newer, "--league", league, "--no-wait")
