@@ -77,7 +77,8 @@ from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, Player, PolicyPlayer, play_match
 from referee.runner import BotPlayer, TimeControl
 from referee.sandbox import SandboxPlan
-from referee.selfplay import RandomPolicy, derive_seed
+from referee.seeds import derive_seed
+from referee.selfplay import RandomPolicy
 from referee.server import BotServer, BotSession, RemoteListener
 
 __all__ = [

@@ -324,7 +324,7 @@ class BotPlayer:
         match_seed: int,
     ) -> None:
         """``match_seed`` is the seed the match is dealt from; the bot gets its own seed,
-        derived from it (:func:`referee.selfplay.bot_seed`), if it speaks protocol 1.1."""
+        derived from it (:func:`protocol.builders.bot_seed_for`), if it speaks protocol 1.1."""
         self.server = server
         self.session = session
         self.match_id = match_id

@@ -3,7 +3,6 @@ benchmarks, through the match loop of :mod:`referee.rules.play`."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ __all__ = [
     "FirstLegalPolicy",
     "PlayedMatch",
     "RandomPolicy",
-    "derive_seed",
     "play_game",
     "play_match",
 ]
@@ -53,12 +51,6 @@ POLICIES: dict[str, Callable[[int], Policy]] = {
     "random": RandomPolicy,
     "first": FirstLegalPolicy,
 }
-
-
-def derive_seed(master_seed: int, *labels: str | int) -> int:
-    """A 63-bit seed derived from ``master_seed`` and labels, stable across runs and platforms."""
-    text = ":".join(str(part) for part in (master_seed, *labels))
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
 
 
 def play_game(game: GameState, policies: Sequence[Policy]) -> GameState:

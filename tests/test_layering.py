@@ -107,8 +107,8 @@ def test_the_rules_import_only_the_standard_library_and_themselves() -> None:
     assert _violations("referee.rules", allowed) == []
 
 
-def test_records_and_selfplay_sit_on_the_rules_alone() -> None:
-    pure = ("referee.records", "referee.selfplay")
+def test_records_selfplay_and_seeds_sit_on_the_rules_alone() -> None:
+    pure = ("referee.records", "referee.selfplay", "referee.seeds")
 
     def allowed(_module: str, name: str) -> bool:
         return (

@@ -30,7 +30,7 @@ from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
 from referee.sandbox import SandboxMode, bot_home
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
 from referee.server import RemoteListener, read_secret_key
 from tournaments.errors import ConfigError, ConfigIssue
 

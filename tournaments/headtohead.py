@@ -36,7 +36,7 @@ from referee.faults import Fault, FaultKind
 from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner, TimeControl
 from referee.sandbox import SandboxPlan
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
 from referee.server import RemoteListener
 from tournaments.errors import TournamentError
 from tournaments.ratings import fit_elo

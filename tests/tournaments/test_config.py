@@ -12,7 +12,7 @@ import pytest
 from referee.bundled import bundled_bot_names, sample_bots_dir
 from referee.rules.options import RulesOptions
 from referee.runner import TimeControl
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
 from referee.server import RemoteListener, generate_keys
 from tournaments.config import DaskTLS, ExecutorSetup, TournamentSetup, load_config
 from tournaments.errors import ConfigError

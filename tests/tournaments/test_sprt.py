@@ -12,7 +12,8 @@ from collections.abc import Callable
 import pytest
 
 from referee.rules.options import RulesOptions
-from referee.selfplay import POLICIES, derive_seed, play_match
+from referee.seeds import derive_seed
+from referee.selfplay import POLICIES, play_match
 from tests.tournaments.sprt_formulas import iterative_llr, recomputed_path
 from tournaments.sprt import (
     PAIR_SCORES,
