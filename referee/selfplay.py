@@ -12,8 +12,7 @@ from referee.rules.actions import Action
 from referee.rules.game import GameState, Observation, apply, legal_actions, observation
 from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
-from referee.rules.play import MatchCourse, Policy, PolicyPlayer
-from referee.rules.play import play_match as play
+from referee.rules.play import MatchCourse, Policy, PolicyPlayer, play_match
 
 __all__ = [
     "POLICIES",
@@ -21,7 +20,7 @@ __all__ = [
     "PlayedMatch",
     "RandomPolicy",
     "play_game",
-    "play_match",
+    "play_policy_match",
 ]
 
 
@@ -56,7 +55,7 @@ POLICIES: dict[str, Callable[[int], Policy]] = {
 def play_game(game: GameState, policies: Sequence[Policy]) -> GameState:
     """Play one game to its end between policies, without a match around it: the engine's
     bare playout, for tests and the engine benchmark (a match goes through
-    :func:`play_match` and the match loop)."""
+    :func:`play_policy_match` and the match loop)."""
     while game.to_move is not None:
         seat = game.to_move
         game = apply(game, seat, policies[seat](observation(game, seat), legal_actions(game)))
@@ -72,12 +71,14 @@ class PlayedMatch:
     games: tuple[GameState, ...]
 
 
-def play_match(options: RulesOptions, seed: int, policies: Sequence[Policy]) -> PlayedMatch:
-    """Play one whole match; all chance (the draw and the deals) comes from ``seed``."""
+def play_policy_match(options: RulesOptions, seed: int, policies: Sequence[Policy]) -> PlayedMatch:
+    """Play one whole match between in-process policies, through the match loop
+    (:func:`referee.rules.play.play_match`); all chance (the draw and the deals) comes from
+    ``seed``."""
     rng = random.Random(seed)
     course: MatchCourse[NoReturn] = MatchCourse(
         "selfplay", ("0", "1"), seed, new_match(options, draw_first_master(rng))
     )
-    play(course, rng, [PolicyPlayer(policy) for policy in policies])
+    play_match(course, rng, [PolicyPlayer(policy) for policy in policies])
     assert course.match is not None
     return PlayedMatch(seed, course.match, tuple(course.games))
