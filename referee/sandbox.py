@@ -26,6 +26,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import protocol
+import referee
+import sample_bots
+
 __all__ = [
     "SANDBOX_GID",
     "SANDBOX_UID",
@@ -174,13 +178,11 @@ def python_paths() -> tuple[str, ...]:
     the folders of this project's packages (an editable install imports them from the
     source tree, which is otherwise not shown), the bundled bots' among them: a bundled bot
     may import another (``strong`` plays out with ``greedy``'s policy)."""
-    import protocol
-    import referee
-    from referee.bundled import sample_bots_dir  # here: bundled imports this module's users
-
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
     paths |= {os.path.dirname(package.__file__ or "") for package in (protocol, referee)}
-    paths.add(str(sample_bots_dir()))
+    # The folder referee.bundled.sample_bots_dir names (importing it here would close a cycle:
+    # bundled imports referee.bots, which imports this module).
+    paths.add(str(Path(sample_bots.__file__).resolve().parent))
     return tuple(sorted({os.path.realpath(path) for path in paths} | paths))
 
 
