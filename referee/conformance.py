@@ -75,11 +75,12 @@ from referee.rules.game import GameState, Seat, apply, legal_actions, new_game, 
 from referee.rules.match import MatchResult, Termination, draw_first_master, new_match
 from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, Player, PolicyPlayer, play_match
-from referee.runner import BotPlayer, TimeControl
+from referee.runner import BotPlayer
 from referee.sandbox import SandboxPlan
 from referee.seeds import derive_seed
 from referee.selfplay import RandomPolicy
 from referee.server import BotServer, BotSession, RemoteListener
+from referee.time_control import TimeControl
 
 __all__ = [
     "CHECKLIST",

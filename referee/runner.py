@@ -12,7 +12,6 @@ import random
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,34 +30,13 @@ from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, play_match
 from referee.sandbox import SandboxPlan
 from referee.server import BotServer, BotSession, RemoteLink, RemoteListener, Reply
+from referee.time_control import TimeControl
 
-__all__ = ["BotPlayer", "MatchReport", "MatchRunner", "TimeControl"]
+__all__ = ["BotPlayer", "MatchReport", "MatchRunner"]
 
 _SEATS = (Seat.FIRST, Seat.SECOND)
 #: Seconds a worker waits for its hub's answer beyond the wait it asked the hub for.
 _HUB_MARGIN_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    """The clock: per-decision deadline, optional per-match bank, and a warm-up allowance for
-    the handshake, the ``ready`` and each bot's first decision of a match."""
-
-    decision_ms: int = 1000
-    bank_ms: int | None = None
-    warmup_ms: int = 5000
-
-    def __post_init__(self) -> None:
-        if self.decision_ms <= 0 or self.warmup_ms < 0 or (self.bank_ms or 0) < 0:
-            raise ValueError(f"invalid time control {self}")
-
-    def to_json(self) -> dict[str, int | None]:
-        """As sent in ``match_start``."""
-        return {
-            "decision_ms": self.decision_ms,
-            "bank_ms": self.bank_ms,
-            "warmup_ms": self.warmup_ms,
-        }
 
 
 class MatchReport(MatchCourse[Fault]):

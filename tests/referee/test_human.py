@@ -22,8 +22,8 @@ from referee.rules.actions import Action, parse_action
 from referee.rules.game import Observation, Seat, new_game
 from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
 from referee.selfplay import FirstLegalPolicy, play_policy_match
+from referee.time_control import TimeControl
 from tests.referee.helpers import deal
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"

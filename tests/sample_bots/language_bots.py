@@ -26,8 +26,9 @@ from referee.bundled import resolve_bot, sample_bots_dir
 from referee.conformance import REJECT_EXIT_SECONDS
 from referee.records import dumps_line, verify_lines
 from referee.rules.options import RulesOptions
-from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.runner import MatchReport, MatchRunner
 from referee.server import RemoteListener, generate_keys
+from referee.time_control import TimeControl
 
 #: A generous warm-up: the first start of a bot may install or build it.
 TIME_CONTROL = TimeControl(decision_ms=1000, warmup_ms=20000)
