@@ -68,6 +68,7 @@ from protocol.version import SEED_VERSION
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.faults import Fault, FaultKind, fault_reason
+from referee.listeners import RemoteListener
 from referee.rules.actions import parse_action
 from referee.rules.cards import DECK, Card, parse_card
 from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
@@ -79,7 +80,7 @@ from referee.runner import BotPlayer
 from referee.sandbox import SandboxPlan
 from referee.seeds import derive_seed
 from referee.selfplay import RandomPolicy
-from referee.server import BotServer, BotSession, RemoteListener
+from referee.server import BotServer, BotSession
 from referee.time_control import TimeControl
 
 __all__ = [

@@ -12,11 +12,12 @@ running in a thread of the coordinator, owns every remote bot's connections and 
   its ``connections`` lines busy at once, each playing one match; a few spare connections
   (as many again) are welcomed and wait, taking over when a line drops; more are rejected.
 - A **link** is a worker's referee (:class:`~referee.server.BotServer` with a
-  :class:`RemoteLink`): a ``DEALER`` on the hub's ipc socket (local workers) or on the public
-  listener with the run's worker key (Dask workers). For a match it **leases** a line of the
-  bot, exchanges the match's messages through the hub as if the bot were its own peer, and
-  releases the line at the end. A lease waits a bounded time for a free line; then the worker
-  is told the bot is absent, and the match is forfeited as for a bot that never said hello.
+  :class:`~referee.listeners.RemoteLink`): a ``DEALER`` on the hub's ipc socket (local
+  workers) or on the public listener with the run's worker key (Dask workers). For a match
+  it **leases** a line of the bot, exchanges the match's messages through the hub as if the
+  bot were its own peer, and releases the line at the end. A lease waits a bounded time for
+  a free line; then the worker is told the bot is absent, and the match is forfeited as for
+  a bot that never said hello.
 
 Link frames (all bytes): a bot's message is ``[line, payload]`` both ways; a command is
 ``[b"", name, *arguments]``: ``lease request key absent_ms busy_ms``, ``cancel request`` and
@@ -51,10 +52,11 @@ from protocol.codes import RejectCode
 from protocol.errors import ProtocolError
 from protocol.messages import Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
+from referee.listeners import RemoteLink, RemoteListener, bind_tcp, generate_keys
 from referee.rundir import PrivateDirectory
-from referee.server import SERVER_NAME, RemoteLink, RemoteListener, bind_tcp, generate_keys
+from referee.server import SERVER_NAME
 
-__all__ = ["LineCounts", "RemoteHub", "RemoteLink"]
+__all__ = ["LineCounts", "RemoteHub"]
 
 #: Largest message decoded from a connection that has not said hello (a hello is far smaller).
 _HELLO_BYTES = 4096

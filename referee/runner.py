@@ -21,6 +21,7 @@ from protocol.sdk_views import read_bot_action
 from protocol.views import EventTracker
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind
+from referee.listeners import RemoteLink, RemoteListener
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
 from referee.rules.actions import Action
 from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
@@ -29,7 +30,7 @@ from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, play_match
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession, RemoteLink, RemoteListener, Reply
+from referee.server import BotServer, BotSession, Reply
 from referee.time_control import TimeControl
 
 __all__ = ["BotPlayer", "MatchReport", "MatchRunner"]

@@ -40,6 +40,7 @@ from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
 from referee.bots import BotProcess, BotSpec, LogBudget
 from referee.faults import Fault, FaultKind
+from referee.listeners import RemoteLink, RemoteListener, bind_tcp
 from referee.rundir import PrivateDirectory, remove_stale_directories
 from referee.sandbox import SandboxPlan
 
@@ -47,11 +48,7 @@ __all__ = [
     "SERVER_NAME",
     "BotServer",
     "BotSession",
-    "RemoteLink",
-    "RemoteListener",
     "Reply",
-    "bind_tcp",
-    "generate_keys",
 ]
 
 SERVER_NAME = "aegis-ref/0.1"
@@ -1238,104 +1235,6 @@ def _lineage(frame: zmq.Frame) -> tuple[int, ...]:
             break
         lineage.append(parent)
     return tuple(lineage)
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteListener:
-    """Where and with which CurveZMQ key pair (Z85 text) the referee listens for remote bots.
-
-    ``port`` 0 picks a free port; :attr:`BotServer.remote_endpoint` tells which.
-    """
-
-    host: str
-    port: int
-    public_key: str
-    secret_key: str = field(repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteLink:
-    """How a worker's referee reaches the tournament's remote bots through the hub: the
-    hub's link endpoint and, over tcp, the CurveZMQ keys (the hub's public key and the run's
-    worker key pair). Plain data: it travels in every match task."""
-
-    endpoint: str
-    server_key: str | None = None
-    public_key: str | None = None
-    secret_key: str | None = field(default=None, repr=False)
-
-
-def bind_tcp(socket: zmq.Socket[bytes], host: str, port: int) -> str:
-    """Bind ``socket`` on tcp ``host:port`` (``tcp://`` prefix, IPv6 literals with or without
-    brackets, port 0 for any free port); return the endpoint. Raises zmq.ZMQBaseError."""
-    host = host.removeprefix("tcp://").strip("[]")
-    if ":" in host:  # an IPv6 literal
-        socket.setsockopt(zmq.IPV6, 1)
-        host = f"[{host}]"
-    if port == 0:
-        port = socket.bind_to_random_port(f"tcp://{host}")
-    else:
-        socket.bind(f"tcp://{host}:{port}")
-    return f"tcp://{host}:{port}"
-
-
-def listen_problem(host: str, port: int) -> str | None:
-    """Why the referee could not listen for remote bots on ``host:port`` (a port in use, an
-    address not on this machine), or None if it can: it binds there as the referee will,
-    then lets go."""
-    if not 0 <= port <= 65535:
-        return f"cannot listen on {host}:{port}: a port is 0 to 65535"
-    context = zmq.Context()
-    try:
-        probe = context.socket(zmq.ROUTER)
-        probe.setsockopt(zmq.LINGER, 0)
-        try:
-            bind_tcp(probe, host, port)
-        except zmq.ZMQBaseError as error:
-            code = error.errno if isinstance(error, zmq.ZMQError) else None
-            reason = zmq.strerror(code) if code is not None else str(error)  # without "(addr=…)"
-            return f"cannot listen on {host}:{port}: {reason}"
-        finally:
-            probe.close(0)
-    finally:
-        context.term()
-    return None
-
-
-def read_secret_key(path: Path) -> tuple[str, str]:
-    """The key pair (public, secret) of a secret key file written by ``aegis-ref keygen``;
-    raise ValueError naming the file and the problem. A ``.pub`` file, or a key whose
-    ``.pub`` neighbour holds another public key, is refused: any 40 Z85 characters pass for
-    a secret key, and remote bots would be given the wrong public key."""
-    if path.suffix == ".pub":
-        raise ValueError(f"{path} is a public key; give the secret key file (without .pub)")
-    try:
-        secret = path.read_text(encoding="ascii").strip()
-        public = zmq.curve_public(secret.encode()).decode()
-    except OSError as error:
-        raise ValueError(f"cannot read key file {path}: {error.strerror or error}") from None
-    except (UnicodeError, ValueError, zmq.ZMQError) as error:
-        raise ValueError(
-            f"{path} does not hold a CurveZMQ secret key (40 Z85 characters, as "
-            f"'aegis-ref keygen' writes): {error}"
-        ) from None
-    paired = path.with_name(path.name + ".pub")
-    try:
-        stated = paired.read_text(encoding="ascii").strip() if paired.is_file() else public
-    except (OSError, UnicodeError) as error:
-        raise ValueError(f"cannot read {paired}: {error}") from None
-    if stated != public:
-        raise ValueError(
-            f"the secret key in {path} does not match {paired.name} next to it: remote bots "
-            "would be given the wrong public key"
-        )
-    return public, secret
-
-
-def generate_keys() -> tuple[str, str]:
-    """A new CurveZMQ key pair as Z85 text: (public, secret)."""
-    public, secret = zmq.curve_keypair()
-    return public.decode(), secret.decode()
 
 
 class _KeyCheck:

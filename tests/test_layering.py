@@ -204,8 +204,19 @@ def test_sample_bots_speak_only_the_protocol() -> None:
     ("library", "owners"),
     [
         # Only the match runner's server, the remote bots' hub and the SDK (the bot's side)
-        # speak ZeroMQ; the command line names its version.
-        ("zmq", ("referee.server", "referee.hub", "protocol.sdk", "tournaments.cli")),
+        # speak ZeroMQ; the command line names its version. referee.listeners makes and reads
+        # keys and probes an address, importing zmq inside those functions alone (a test
+        # below holds a config's reading free of it).
+        (
+            "zmq",
+            (
+                "referee.server",
+                "referee.hub",
+                "referee.listeners",
+                "protocol.sdk",
+                "tournaments.cli",
+            ),
+        ),
         ("msgpack", ("protocol", "referee.server", "referee.hub")),
         ("yaml", ("tournaments.config",)),
         # The command line, and the one module that renders tables and the live display.
@@ -245,6 +256,22 @@ def test_the_sdk_starts_without_the_models() -> None:
     probe = (
         "import sys, protocol.sdk, sample_bots.random.bot; "
         "print(sorted(name for name in sys.modules if name.split('.')[0] == 'pydantic'))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.strip() == "[]"
+
+
+def test_reading_a_config_loads_neither_the_server_nor_zmq() -> None:
+    """A config names the remote bots' listener and its key file: reading one (a report, a
+    standings table, a check of the file) needs neither the match runner's server nor
+    ZeroMQ."""
+    probe = (
+        "import sys, tournaments.config; "
+        "print(sorted(name for name in sys.modules "
+        "if name in ('referee.server', 'referee.hub', 'referee.runner') "
+        "or name.split('.')[0] == 'zmq'))"
     )
     shown = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from referee.bundled import bundled_bot_names, sample_bots_dir
+from referee.listeners import RemoteListener, generate_keys
 from referee.rules.options import RulesOptions
 from referee.seeds import derive_seed
-from referee.server import RemoteListener, generate_keys
 from referee.time_control import TimeControl
 from tournaments.config import DaskTLS, ExecutorSetup, TournamentSetup, load_config
 from tournaments.errors import ConfigError
