@@ -42,25 +42,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-import msgpack
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
 from protocol import builders
-from protocol.codec import BOT_MESSAGE_DEPTH, MAX_MESSAGE_BYTES, decode_map, validate_bot_message
 from protocol.codes import RejectCode
-from protocol.errors import ProtocolError
 from protocol.messages import Hello
-from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
+from protocol.version import SUPPORTED_VERSIONS
+from referee.edge import (
+    Envelopes,
+    Refusal,
+    agree_version,
+    authenticated_key,
+    read_hello,
+    router,
+    send_to,
+    serve_curve,
+    source_descriptor,
+    start_zap,
+    welcome,
+)
 from referee.listeners import RemoteLink, RemoteListener, bind_tcp, generate_keys
 from referee.rundir import PrivateDirectory
-from referee.server import SERVER_NAME
 
 __all__ = ["LineCounts", "RemoteHub"]
 
-#: Largest message decoded from a connection that has not said hello (a hello is far smaller).
-_HELLO_BYTES = 4096
-_HARD_MESSAGE_LIMIT = 1 << 20
 _QUEUE_LIMIT = 1000
 _POLL_MS = 100
 _EVENT = struct.Struct("=HI")
@@ -139,18 +145,11 @@ class RemoteHub:
         self._authenticator: ThreadAuthenticator | None = None
         self._sockets: list[zmq.Socket[bytes]] = []
         try:
-            self._authenticator = ThreadAuthenticator(self._context)
-            self._authenticator.start()
-            self._authenticator.configure_curve_callback("aegis", _Admit(self))
+            self._authenticator = start_zap(self._context, self.is_admitted)
             self._public = self._router()
-            self._public.setsockopt(zmq.CURVE_SERVER, 1)
-            self._public.setsockopt(zmq.CURVE_SECRETKEY, listener.secret_key.encode())
-            self._public.setsockopt(zmq.CURVE_PUBLICKEY, listener.public_key.encode())
-            self._public.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
-            # ZMTP heartbeats: a peer that vanished without closing (its host went down) is
-            # dropped, and its descriptor reported closed.
-            self._public.setsockopt(zmq.HEARTBEAT_IVL, heartbeat_ms)
-            self._public.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * heartbeat_ms)
+            # A peer that vanished without closing (its host went down) is dropped by the
+            # heartbeats, and its descriptor reported closed.
+            serve_curve(self._public, listener, heartbeat_ms)
             self._public_monitor = self._public.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             self._sockets.append(self._public_monitor)
             try:
@@ -173,7 +172,7 @@ class RemoteHub:
         except BaseException:
             self._teardown()
             raise
-        self._pack = msgpack.Packer(use_bin_type=True).pack
+        self._envelopes = Envelopes()
         self._lines: dict[bytes, _Line] = {}  # by the connection's identity
         self._by_line_id: dict[bytes, _Line] = {}
         self._descriptors: dict[tuple[int, int], Any] = {}  # (socket, fd) -> line or link
@@ -187,13 +186,8 @@ class RemoteHub:
         self._thread.start()
 
     def _router(self) -> zmq.Socket[bytes]:
-        socket = self._context.socket(zmq.ROUTER)
+        socket = router(self._context, receive_queue=_QUEUE_LIMIT, send_queue=_QUEUE_LIMIT)
         self._sockets.append(socket)
-        socket.setsockopt(zmq.LINGER, 0)
-        socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
-        socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
-        socket.setsockopt(zmq.SNDHWM, _QUEUE_LIMIT)
-        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
         return socket
 
     # -- what the coordinator sees ---------------------------------------------------------
@@ -304,17 +298,11 @@ class RemoteHub:
             if line is not None:
                 self._from_line(line, parts)
                 continue
-            user = str(parts[-1].get("User-Id") or "") if len(parts) > 1 else ""
+            user = authenticated_key(parts)
             if user == self._worker_public:
                 self._from_link((1, identity), parts)
             else:
                 self._stranger(identity, parts, user)
-
-    @staticmethod
-    def _descriptor_of(frame: zmq.Frame) -> int | None:
-        with contextlib.suppress(zmq.ZMQError, ValueError, TypeError):
-            return int(frame.get(zmq.SRCFD))
-        return None
 
     def _read_monitor(self, monitor: zmq.Socket[bytes], socket: zmq.Socket[bytes]) -> None:
         """Connections that closed: a line is gone (its lessee told), a link's lines return."""
@@ -339,26 +327,19 @@ class RemoteHub:
 
     def _stranger(self, identity: bytes, parts: list[zmq.Frame], key: str) -> None:
         """A message from a connection that has not said hello: only a hello is read."""
-        if key not in self._limits or len(parts) != 2 or len(parts[1]) > _HELLO_BYTES:
+        if key not in self._limits:
             self.stray_messages += 1
             return
-        data: dict[str, Any] | None = None
-        try:
-            data = decode_map(parts[1].bytes, max_depth=BOT_MESSAGE_DEPTH)
-            hello = validate_bot_message(data)
-        except ProtocolError as error:
-            self.stray_messages += 1
-            if data is not None and data.get("type") == "hello":
-                self._reject(identity, None, RejectCode.MALFORMED, str(error))
-            return
+        hello = read_hello(parts[1:])
         if not isinstance(hello, Hello):
             self.stray_messages += 1
+            if hello is not None:  # a malformed hello
+                self._reject(identity, hello)
             return
-        chosen = negotiate_version(hello.versions, self.supported_versions)
-        if chosen is None:
-            reason = f"no common protocol version in {hello.versions}"
-            self._note_rejected(key, reason)
-            self._reject(identity, hello.id, RejectCode.VERSION, reason)
+        chosen = agree_version(hello, self.supported_versions)
+        if isinstance(chosen, Refusal):
+            self._note_rejected(key, chosen.reason)
+            self._reject(identity, chosen)
             return
         # Closed connections first: a bot that reconnected must not find its old line in
         # the way (the monitor reports a close before the new connection's hello arrives).
@@ -371,13 +352,13 @@ class RemoteHub:
                 f"(connections: {limit}) and keep as many spare"
             )
             self._note_rejected(key, reason)
-            self._reject(identity, hello.id, RejectCode.AUTH, reason)
+            self._reject(identity, Refusal(hello.id, RejectCode.AUTH, reason))
             return
         line = _Line(
             line_id=b"L%d" % next(self._line_numbers),
             identity=identity,
             key=key,
-            descriptor=self._descriptor_of(parts[-1]),
+            descriptor=source_descriptor(parts[-1]),
             protocol=chosen,
             hello=parts[1].bytes,
             next_id=0,
@@ -388,13 +369,7 @@ class RemoteHub:
             self._descriptors[(1, line.descriptor)] = line
         self._recount(key)  # before the welcome: whoever sees it sees the line counted
         try:
-            self._to_line(
-                line,
-                builders.welcome(
-                    hello.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES
-                ),
-                zmq.NOBLOCK,
-            )
+            self._to_line(line, welcome(hello, chosen, self.heartbeat_ms), zmq.NOBLOCK)
         except zmq.ZMQError:
             self._drop_line(line, "gone before its welcome")
             return
@@ -404,19 +379,21 @@ class RemoteHub:
         with self._lock:
             self._rejections[key] = reason
 
-    def _reject(self, identity: bytes, reply_to: int | None, code: RejectCode, reason: str) -> None:
+    def _reject(self, identity: bytes, refusal: Refusal) -> None:
         self._hub_id += 1
-        message = {"version": PROTOCOL_VERSION, "id": self._hub_id}
-        message.update(builders.reject(reply_to, code, reason, self.supported_versions))
+        payload = self._envelopes.rejection(self._hub_id, refusal, self.supported_versions)
         with contextlib.suppress(zmq.ZMQError):
-            self._public.send_multipart([identity, self._pack(message)], zmq.NOBLOCK)
+            send_to(self._public, identity, payload, zmq.NOBLOCK)
 
     def _to_line(self, line: _Line, message: dict[str, Any], flags: int = 0) -> None:
         """Send the hub's own message (welcome, ping, shutdown) on a line."""
         line.next_id += 1
-        envelope = {"version": line.protocol, "id": line.next_id}
-        envelope.update(message)
-        self._public.send_multipart([line.identity, self._pack(envelope)], flags)
+        send_to(
+            self._public,
+            line.identity,
+            self._envelopes.pack(line.protocol, line.next_id, message),
+            flags,
+        )
         line.last_sent = time.monotonic()
 
     def _from_line(self, line: _Line, parts: list[zmq.Frame]) -> None:
@@ -458,7 +435,7 @@ class RemoteHub:
 
     def _from_link(self, link: tuple[int, bytes], parts: list[zmq.Frame]) -> None:
         if link not in self._links:
-            descriptor = self._descriptor_of(parts[-1])
+            descriptor = source_descriptor(parts[-1])
             self._links[link] = descriptor
             if descriptor is not None:
                 self._descriptors[(link[0], descriptor)] = link
@@ -592,14 +569,3 @@ class RemoteHub:
         for line in list(self._lines.values()):
             if line.lessee == link:
                 self._reclaim(line)
-
-
-class _Admit:
-    """ZAP callback: admit a CurveZMQ client only with a key the hub knows."""
-
-    def __init__(self, hub: RemoteHub) -> None:
-        self._hub = hub
-
-    def callback(self, domain: str, key: bytes) -> bool:
-        text = key.decode() if isinstance(key, bytes) else str(key)
-        return self._hub.is_admitted(text)

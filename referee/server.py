@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import msgpack
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
@@ -37,24 +36,33 @@ from protocol.codec import (
 from protocol.codes import ErrorCode, RejectCode
 from protocol.errors import ProtocolError, quoted
 from protocol.messages import MAX_ID, Hello
-from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
+from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from referee.bots import BotProcess, BotSpec, LogBudget
+from referee.edge import (
+    Envelopes,
+    Refusal,
+    agree_version,
+    authenticated_key,
+    read_hello,
+    router,
+    send_to,
+    sender_pid,
+    serve_curve,
+    source_descriptor,
+    start_zap,
+    welcome,
+)
 from referee.faults import Fault, FaultKind
 from referee.listeners import RemoteLink, RemoteListener, bind_tcp
 from referee.rundir import PrivateDirectory, remove_stale_directories
 from referee.sandbox import SandboxPlan
 
 __all__ = [
-    "SERVER_NAME",
     "BotServer",
     "BotSession",
     "Reply",
 ]
 
-SERVER_NAME = "aegis-ref/0.1"
-#: The socket refuses anything larger outright (dropping the peer); between this and
-#: MAX_MESSAGE_BYTES a message is received and refused as malformed, with a proper fault.
-_HARD_MESSAGE_LIMIT = 1 << 20
 #: Messages queued per peer before ZeroMQ stops reading from it: bounds a flooding bot.
 _QUEUE_LIMIT = 64
 #: Outgoing messages queued per peer. The referee has at most one request open per bot, but
@@ -71,8 +79,7 @@ _UNASKED_LIMIT = 16
 _AWAITED_LIMIT = 1024
 #: How long closing the remote socket may take to send what it holds (bots' shutdowns).
 _SHUTDOWN_LINGER_MS = 1000
-#: Largest message read from a peer that has not completed a handshake (a hello is far
-#: smaller), or from a bot that is not being asked; anything longer is not decoded.
+#: Largest message read from a bot that is not being asked; anything longer is not decoded.
 _UNASKED_MESSAGE_BYTES = 4096
 #: What a bot's last output says when an allocation failed under an rlimit (no cgroup).
 _OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|[Oo]ut of memory|Cannot allocate memory")
@@ -85,7 +92,6 @@ _SENDER_CACHE_LIMIT = 256
 #: The folder of the log-cap ledgers, in a server's ``log_budget_dir``.
 _LEDGERS = ".log-budget"
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
-_SNDMORE = int(zmq.SNDMORE)
 _NOBLOCK = int(zmq.NOBLOCK)
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
@@ -221,8 +227,7 @@ class BotServer:
         self._receive_timeout_ms = -1
         #: The session a request is waiting for, if any: only it may send large messages.
         self._asking: BotSession | None = None
-        # One packer for every message: building one per message costs a third of packing.
-        self._pack = msgpack.Packer(use_bin_type=True).pack
+        self._envelopes = Envelopes()
         self._by_identity: dict[bytes, BotSession] = {}
         self._awaiting: dict[str, BotSession] = {}
         # Remote bots: a second ROUTER on tcp with CurveZMQ; a ZAP handler admits only the
@@ -255,29 +260,18 @@ class BotServer:
         self._senders: dict[bytes, tuple[int, ...]] = {}
 
     def _router(self) -> zmq.Socket[bytes]:
-        socket = self._context.socket(zmq.ROUTER)
-        socket.setsockopt(zmq.LINGER, 0)
-        socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
-        socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
-        socket.setsockopt(zmq.SNDHWM, _SEND_QUEUE_LIMIT)
-        socket.setsockopt(zmq.SNDTIMEO, _SEND_TIMEOUT_MS)
-        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
-        return socket
+        return router(
+            self._context,
+            receive_queue=_QUEUE_LIMIT,
+            send_queue=_SEND_QUEUE_LIMIT,
+            send_timeout_ms=_SEND_TIMEOUT_MS,
+        )
 
     def _listen_remote(self, remote: RemoteListener) -> None:
-        self._authenticator = ThreadAuthenticator(self._context)
-        self._authenticator.start()
-        self._authenticator.configure_curve_callback("aegis", _KeyCheck(self._awaiting_keys, self))
+        self._authenticator = start_zap(self._context, self._admits_key)
         socket = self._router()
         try:
-            socket.setsockopt(zmq.CURVE_SERVER, 1)
-            socket.setsockopt(zmq.CURVE_SECRETKEY, remote.secret_key.encode())
-            socket.setsockopt(zmq.CURVE_PUBLICKEY, remote.public_key.encode())
-            socket.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
-            # ZMTP heartbeats: a peer that vanished without closing its connection (a host
-            # that went down) is dropped, so sending to it fails instead of waiting.
-            socket.setsockopt(zmq.HEARTBEAT_IVL, self.heartbeat_ms)
-            socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * self.heartbeat_ms)
+            serve_curve(socket, remote, self.heartbeat_ms)
             self.remote_endpoint = bind_tcp(socket, remote.host, remote.port)
         except BaseException:
             socket.close(0)  # else closing the context would wait for it forever
@@ -286,6 +280,16 @@ class BotServer:
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
         self._poller.register(socket, zmq.POLLIN)
+
+    def _admits_key(self, key: str) -> bool:
+        """The ZAP check (on the handler's thread): a remote bot with the public key ``key``
+        is expected or connected."""
+        if key in self._awaiting_keys:
+            return True
+        return any(
+            session.spec.curve_public_key == key
+            for session in list(self._by_remote_identity.values())
+        )
 
     def _link_to_hub(self, link: RemoteLink) -> None:
         socket = self._context.socket(zmq.DEALER)
@@ -619,10 +623,11 @@ class BotServer:
         (sending to a closed connection fails at once)."""
         if session.identity is None or self._remote_socket is None:
             return False
-        envelope = {"version": session.protocol or PROTOCOL_VERSION, "id": session.next_id + 1}
-        envelope.update(builders.ping())
+        payload = self._envelopes.pack(
+            session.protocol or PROTOCOL_VERSION, session.next_id + 1, builders.ping()
+        )
         try:
-            _send_frames(self._remote_socket, session.identity, self._pack(envelope), _NOBLOCK)
+            send_to(self._remote_socket, session.identity, payload, _NOBLOCK)
         except zmq.ZMQError as error:
             return error.errno == zmq.EAGAIN  # not reading, but there
         session.next_id += 1
@@ -791,9 +796,10 @@ class BotServer:
                     if self._link is not None:
                         self._from_link([part.bytes for part in parts])
                         continue
-                    user = parts[-1].get("User-Id") if len(parts) > 1 else ""
                     self._dispatch(
-                        [part.bytes for part in parts], remote_user=str(user or ""), last=parts[-1]
+                        [part.bytes for part in parts],
+                        remote_user=authenticated_key(parts),
+                        last=parts[-1],
                     )
             if not ready:
                 break
@@ -892,22 +898,11 @@ class BotServer:
     ) -> None:
         """A message from a peer that has not completed a handshake."""
         remote = remote_user is not None
-        if len(frames) != 1 or len(frames[0]) > _UNASKED_MESSAGE_BYTES:
-            # Dropped undecoded: a peer that has not even said hello gets no decoding time
-            # beyond what a hello needs (else any local process could slow every match).
-            self.stray_messages += 1
-            return
-        data: dict[str, Any] | None = None
-        try:
-            data = decode_map(frames[0], max_depth=BOT_MESSAGE_DEPTH)
-            message = validate_bot_message(data)
-        except ProtocolError as error:
-            self.stray_messages += 1
-            if data is not None and data.get("type") == "hello":
-                self._reply_stranger(identity, remote, None, RejectCode.MALFORMED, str(error))
-            return
+        message = read_hello(frames)
         if not isinstance(message, Hello):
             self.stray_messages += 1
+            if message is not None:  # a malformed hello
+                self._reply_stranger(identity, remote, message)
             return
         refusal: str | None = None
         blame_sender = not remote
@@ -943,19 +938,13 @@ class BotServer:
             sender = self._sender(identity, last) if blame_sender else None
             if sender is not None:
                 sender.rejected_hellos += 1
-            self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, refusal)
+            self._reply_stranger(identity, remote, Refusal(message.id, RejectCode.AUTH, refusal))
             self.stray_messages += 1
             return
         assert session is not None
-        chosen = negotiate_version(message.versions, self.supported_versions)
-        if chosen is None:
-            self._reply_stranger(
-                identity,
-                remote,
-                message.id,
-                RejectCode.VERSION,
-                f"no common protocol version in {message.versions}",
-            )
+        chosen = agree_version(message, self.supported_versions)
+        if isinstance(chosen, Refusal):
+            self._reply_stranger(identity, remote, chosen)
             session.handshake_fault = self._fault(
                 session,
                 FaultKind.VERSION,
@@ -976,10 +965,7 @@ class BotServer:
             self._by_identity[identity] = session
             self._awaiting.pop(session.token, None)
             self._close_endpoint(session)
-        self._send(
-            session,
-            builders.welcome(message.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES),
-        )
+        self._send(session, welcome(message, chosen, self.heartbeat_ms))
 
     @staticmethod
     def _foreign_hello(session: BotSession, last: zmq.Frame | None) -> str | None:
@@ -1052,15 +1038,12 @@ class BotServer:
                 return known
         return None
 
-    def _reply_stranger(
-        self, identity: bytes, remote: bool, reply_to: int | None, code: RejectCode, reason: str
-    ) -> None:
-        """Reject a ``hello`` (no session exists, so the envelope is made here)."""
-        message = {"version": PROTOCOL_VERSION, "id": self._take_id()}
-        message.update(builders.reject(reply_to, code, reason, self.supported_versions))
+    def _reply_stranger(self, identity: bytes, remote: bool, refusal: Refusal) -> None:
+        """Reject a ``hello`` (no session exists, so the id is the server's own)."""
+        payload = self._envelopes.rejection(self._take_id(), refusal, self.supported_versions)
         socket = self._remote_socket if remote and self._remote_socket else self._socket
         with contextlib.suppress(zmq.ZMQError):  # never wait for a stranger that does not read
-            _send_frames(socket, identity, self._pack(message), _NOBLOCK)
+            send_to(socket, identity, payload, _NOBLOCK)
 
     def _take_id(self) -> int:
         self._next_id += 1
@@ -1073,12 +1056,10 @@ class BotServer:
             raise _SendError(f"{session.name} is not connected")
         session.next_id += 1
         message_id = session.next_id
-        envelope = {"version": session.protocol or PROTOCOL_VERSION, "id": message_id}
-        envelope.update(message)
         socket = self._remote_socket if session.remote and self._remote_socket else self._socket
-        payload = self._pack(envelope)
+        payload = self._envelopes.pack(session.protocol or PROTOCOL_VERSION, message_id, message)
         try:
-            _send_frames(socket, session.identity, payload, flags)
+            send_to(socket, session.identity, payload, flags)
         except zmq.ZMQError as error:  # EHOSTUNREACH: the peer is gone; EAGAIN: not reading
             raise _SendError(f"cannot send to {session.name}: {error}") from None
         return message_id
@@ -1158,13 +1139,6 @@ def _pending_fault(session: BotSession) -> Fault | None:
     return session.pending_fault
 
 
-def _send_frames(socket: zmq.Socket[bytes], identity: bytes, payload: bytes, flags: int) -> None:
-    """One message to the peer ``identity`` of a ROUTER socket. Two sends rather than
-    send_multipart, which spends more time on its enum flags than ZeroMQ on the frames."""
-    socket.send(identity, _SNDMORE | flags)
-    socket.send(payload, flags)
-
-
 def _receive(socket: zmq.Socket[bytes], flags: int) -> tuple[list[bytes], zmq.Frame]:
     """One message from a ROUTER socket: the sender's identity, then every frame it sent (at
     least one; ZeroMQ delivers a message's frames together); and the last frame as received
@@ -1181,12 +1155,12 @@ def _receive(socket: zmq.Socket[bytes], flags: int) -> tuple[list[bytes], zmq.Fr
 def _connection(frame: zmq.Frame | None) -> tuple[int, int] | None:
     """The connection ``frame`` came on: the descriptor ZeroMQ read it from and its inode;
     None if the socket does not tell."""
-    if frame is None:
+    fd = source_descriptor(frame)
+    if fd is None:
         return None
     try:
-        fd = int(frame.get(zmq.SRCFD))
         return fd, os.fstat(fd).st_ino
-    except (zmq.ZMQError, OSError, TypeError, ValueError):
+    except OSError:
         return None
 
 
@@ -1219,14 +1193,10 @@ def _dropped(session: BotSession) -> bool:
 def _lineage(frame: zmq.Frame) -> tuple[int, ...]:
     """The pid of the process that sent ``frame`` over ipc (the socket's peer credentials),
     then its parent's, and so on up; empty when the socket does not tell."""
-    try:
-        address = str(frame.get("Peer-Address"))
-    except zmq.ZMQError:
+    pid = sender_pid(frame)
+    if pid is None:
         return ()
-    pid_text = address.rpartition(":")[2]
-    if not pid_text.isdigit():
-        return ()
-    lineage = [int(pid_text)]
+    lineage = [pid]
     while len(lineage) < 64 and lineage[-1] > 1:
         try:
             stat = Path(f"/proc/{lineage[-1]}/stat").read_text(encoding="ascii", errors="replace")
@@ -1235,24 +1205,6 @@ def _lineage(frame: zmq.Frame) -> tuple[int, ...]:
             break
         lineage.append(parent)
     return tuple(lineage)
-
-
-class _KeyCheck:
-    """ZAP callback: admit a CurveZMQ client only if a remote bot with its key is expected or
-    connected."""
-
-    def __init__(self, awaiting: dict[str, BotSession], server: BotServer) -> None:
-        self._awaiting = awaiting
-        self._server = server
-
-    def callback(self, domain: str, key: bytes) -> bool:
-        text = key.decode() if isinstance(key, bytes) else str(key)
-        if text in self._awaiting:
-            return True
-        return any(
-            session.spec.curve_public_key == text
-            for session in list(self._server._by_remote_identity.values())
-        )
 
 
 class _SendError(Exception):

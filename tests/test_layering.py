@@ -203,13 +203,15 @@ def test_sample_bots_speak_only_the_protocol() -> None:
 @pytest.mark.parametrize(
     ("library", "owners"),
     [
-        # Only the match runner's server, the remote bots' hub and the SDK (the bot's side)
-        # speak ZeroMQ; the command line names its version. referee.listeners makes and reads
-        # keys and probes an address, importing zmq inside those functions alone (a test
-        # below holds a config's reading free of it).
+        # The referee's ZeroMQ edge and its two users, the match runner's server and the
+        # remote bots' hub, and the SDK (the bot's side) speak ZeroMQ; the command line names
+        # its version. referee.listeners makes and reads keys and probes an address,
+        # importing zmq inside those functions alone (a test below holds a config's reading
+        # free of it).
         (
             "zmq",
             (
+                "referee.edge",
                 "referee.server",
                 "referee.hub",
                 "referee.listeners",
@@ -217,7 +219,8 @@ def test_sample_bots_speak_only_the_protocol() -> None:
                 "tournaments.cli",
             ),
         ),
-        ("msgpack", ("protocol", "referee.server", "referee.hub")),
+        # Bytes: the protocol's codec, and the edge's one envelope packer.
+        ("msgpack", ("protocol", "referee.edge")),
         ("yaml", ("tournaments.config",)),
         # The command line, and the one module that renders tables and the live display.
         ("typer", ("tournaments.cli",)),
