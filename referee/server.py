@@ -14,7 +14,6 @@ import os
 import re
 import resource
 import secrets
-import socket as socket_module
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -37,6 +36,7 @@ from protocol.codes import ErrorCode, RejectCode
 from protocol.errors import ProtocolError, quoted
 from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
+from referee import peers
 from referee.bots import BotProcess, BotSpec, LogBudget
 from referee.edge import (
     Envelopes,
@@ -127,9 +127,8 @@ class BotSession:
     answered: set[int] = field(default_factory=set)
     #: The id of the bot's last message on this connection: each must be larger.
     last_id: int = -1
-    #: The bot's connection in the referee's process: its file descriptor and that socket's
-    #: inode (once ZeroMQ drops the connection, the descriptor is closed or is another's).
-    connection: tuple[int, int] | None = None
+    #: The bot's connection in the referee's process (see :mod:`referee.peers`).
+    connection: peers.Connection | None = None
     #: Hellos with an unknown token that this bot's processes sent before a valid one.
     rejected_hellos: int = 0
     #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
@@ -537,7 +536,7 @@ class BotServer:
         """
         if session.pending_fault is not None:
             return session.pending_fault
-        if _dropped(session):
+        if peers.is_dropped(session.connection):
             return self._lost(session, f"before {reply_type} was asked for")
         previous = self._focus
         if previous is not session:
@@ -598,7 +597,7 @@ class BotServer:
             if not self._pump(min(deadline - now, _POLL_SLICE), read_all=False):
                 if session.exited():
                     return self._crash_fault(session, f"while {reply_type} was awaited")
-                if _dropped(session):
+                if peers.is_dropped(session.connection):
                     return self._lost(session, f"while {reply_type} was awaited")
 
     @staticmethod
@@ -956,7 +955,7 @@ class BotServer:
         session.protocol = chosen
         session.hello = message
         session.last_id = message.id
-        session.connection = _connection(last)
+        session.connection = peers.connection_of(source_descriptor(last))
         session.last_heard = time.monotonic()
         if remote:
             self._by_remote_identity[identity] = session
@@ -976,11 +975,11 @@ class BotServer:
         reuse another's."""
         if last is None:
             return None
-        where = _endpoint_path(last)
+        where = peers.endpoint_path(peers.connection_of(source_descriptor(last)))
         own = None if session.endpoint is None else session.endpoint.removeprefix("ipc://")
         if where is not None and own is not None and where != own:
             return "this hello came on another bot's endpoint"
-        lineage = _lineage(last)
+        lineage = peers.lineage(sender_pid(last))
         if lineage and session.process is not None and session.process.pid not in lineage:
             return "this hello comes from a process that is not the bot's or one it started"
         return None
@@ -992,7 +991,7 @@ class BotServer:
             return None
         lineage = self._senders.get(identity)
         if lineage is None:
-            lineage = _lineage(last)
+            lineage = peers.lineage(sender_pid(last))
             if len(self._senders) >= _SENDER_CACHE_LIMIT:
                 self._senders.clear()
             self._senders[identity] = lineage
@@ -1150,61 +1149,6 @@ def _receive(socket: zmq.Socket[bytes], flags: int) -> tuple[list[bytes], zmq.Fr
         frames.append(frame.bytes)
         if not frame.more:
             return frames, frame
-
-
-def _connection(frame: zmq.Frame | None) -> tuple[int, int] | None:
-    """The connection ``frame`` came on: the descriptor ZeroMQ read it from and its inode;
-    None if the socket does not tell."""
-    fd = source_descriptor(frame)
-    if fd is None:
-        return None
-    try:
-        return fd, os.fstat(fd).st_ino
-    except OSError:
-        return None
-
-
-def _endpoint_path(frame: zmq.Frame) -> str | None:
-    """The path of the ipc endpoint ``frame`` arrived on (the accepted connection's own
-    address); None if the socket does not tell or it is no ipc connection."""
-    connection = _connection(frame)
-    if connection is None:
-        return None
-    try:
-        with socket_module.socket(fileno=os.dup(connection[0])) as accepted:
-            name = accepted.getsockname()
-    except OSError:
-        return None
-    return name if isinstance(name, str) and name else None
-
-
-def _dropped(session: BotSession) -> bool:
-    """Whether the bot's connection is gone: ZeroMQ closed its descriptor (a message over the
-    size limit, the peer gone), which is now closed or another socket's."""
-    connection = session.connection
-    if connection is None:
-        return False
-    try:
-        return os.fstat(connection[0]).st_ino != connection[1]
-    except OSError:
-        return True
-
-
-def _lineage(frame: zmq.Frame) -> tuple[int, ...]:
-    """The pid of the process that sent ``frame`` over ipc (the socket's peer credentials),
-    then its parent's, and so on up; empty when the socket does not tell."""
-    pid = sender_pid(frame)
-    if pid is None:
-        return ()
-    lineage = [pid]
-    while len(lineage) < 64 and lineage[-1] > 1:
-        try:
-            stat = Path(f"/proc/{lineage[-1]}/stat").read_text(encoding="ascii", errors="replace")
-            parent = int(stat.rpartition(")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-        lineage.append(parent)
-    return tuple(lineage)
 
 
 class _SendError(Exception):
