@@ -80,7 +80,8 @@ from referee.runner import BotPlayer
 from referee.sandbox import SandboxPlan
 from referee.seeds import derive_seed
 from referee.selfplay import RandomPolicy
-from referee.server import BotServer, BotSession
+from referee.server import BotServer
+from referee.session import BotSession
 from referee.time_control import TimeControl
 
 __all__ = [

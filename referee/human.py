@@ -29,7 +29,8 @@ from referee.rules.options import RulesOptions
 from referee.rules.play import InProcessPlayer, Player, play_match
 from referee.runner import BotPlayer, MatchReport
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession
+from referee.server import BotServer
+from referee.session import BotSession
 from referee.time_control import TimeControl
 
 __all__ = [

@@ -30,7 +30,8 @@ from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, play_match
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession, Reply
+from referee.server import BotServer, Reply
+from referee.session import BotSession
 from referee.time_control import TimeControl
 
 __all__ = ["BotPlayer", "MatchReport", "MatchRunner"]

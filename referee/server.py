@@ -1,8 +1,13 @@
-"""The referee's end of the protocol: one ROUTER socket, the handshake, and bounded
+"""The referee's end of the protocol: the bots' sessions, their handshake, and bounded
 request/reply exchanges with each connected bot.
 
 Every wait here is bounded, every bot failure becomes a :class:`~referee.faults.Fault`, and
 messages that arrive late or from strangers are discarded, never raised.
+
+The server stands on :mod:`referee.edge` (its sockets, CurveZMQ, the envelope, what a hello
+is and how it is answered), :mod:`referee.peers` (which connection and process a message came
+from), :mod:`referee.session` (one bot's state) and :mod:`referee.hub_link` (remote bots lent
+by a tournament's hub).
 """
 
 from __future__ import annotations
@@ -15,9 +20,8 @@ import re
 import resource
 import secrets
 import time
-from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -53,15 +57,13 @@ from referee.edge import (
     welcome,
 )
 from referee.faults import Fault, FaultKind
+from referee.hub_link import HubLink
 from referee.listeners import RemoteLink, RemoteListener, bind_tcp
 from referee.rundir import PrivateDirectory, remove_stale_directories
 from referee.sandbox import SandboxPlan
+from referee.session import BotSession
 
-__all__ = [
-    "BotServer",
-    "BotSession",
-    "Reply",
-]
+__all__ = ["BotServer", "Reply"]
 
 #: Messages queued per peer before ZeroMQ stops reading from it: bounds a flooding bot.
 _QUEUE_LIMIT = 64
@@ -97,74 +99,6 @@ _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
 
 
-@dataclass(slots=True)
-class BotSession:
-    """One bot as the server knows it: its process, its connection and its counters."""
-
-    spec: BotSpec
-    token: str
-    process: BotProcess | None = None
-    identity: bytes | None = None
-    protocol: str | None = None
-    hello: Hello | None = None
-    next_id: int = 0
-    inbox: deque[dict[str, Any]] = field(default_factory=deque)
-    #: A fault seen while the bot was not being waited for (garbage between its turns, say).
-    pending_fault: Fault | None = None
-    handshake_fault: Fault | None = None
-    counters: Counter[str] = field(default_factory=Counter)
-    closed: bool = False
-    #: True for a bot that dialled in over tcp with CurveZMQ rather than being started.
-    remote: bool = False
-    #: When the bot last sent anything (monotonic seconds); idle bots are pinged.
-    last_heard: float = 0.0
-    #: Messages received from the bot since the referee last sent it a request, answers aside.
-    unasked: int = 0
-    #: Ids of the requests sent to the bot and not answered yet (their answers may still come,
-    #: late); at most :data:`_AWAITED_LIMIT`, the oldest forgotten first.
-    awaited: set[int] = field(default_factory=set)
-    #: Ids of requests whose answer has arrived and waits in the inbox to be matched.
-    answered: set[int] = field(default_factory=set)
-    #: The id of the bot's last message on this connection: each must be larger.
-    last_id: int = -1
-    #: The bot's connection in the referee's process (see :mod:`referee.peers`).
-    connection: peers.Connection | None = None
-    #: Hellos with an unknown token that this bot's processes sent before a valid one.
-    rejected_hellos: int = 0
-    #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
-    endpoint: str | None = None
-    #: Where a started bot's output goes (the server's ``log_dir``), if anywhere.
-    log_path: Path | None = None
-    #: A remote bot reached through a hub (:mod:`referee.hub`): the lease asked for.
-    lease: bytes | None = None
-    #: A line lent by a hub: the referee's last id on it before the lease. An answer naming
-    #: it or an earlier id answers a request of the hub's or of an earlier match: late.
-    lease_floor: int = -1
-
-    @property
-    def name(self) -> str:
-        """The configured bot name."""
-        return self.spec.name
-
-    @property
-    def owed(self) -> int:
-        """How many requests the bot has not answered (some may have timed out)."""
-        return len(self.awaited)
-
-    @property
-    def connected(self) -> bool:
-        """True once the handshake succeeded and the bot has not been stopped."""
-        return self.identity is not None and not self.closed
-
-    def stderr_tail(self) -> tuple[str, ...]:
-        """The bot's last output lines, if the referee started it."""
-        return tuple(self.process.stderr_tail()) if self.process is not None else ()
-
-    def exited(self) -> bool:
-        """True if the referee started this bot and its process has ended."""
-        return self.process is not None and self.process.exit_code() is not None
-
-
 @dataclass(frozen=True, slots=True)
 class Reply:
     """A valid reply and how long it took, in milliseconds."""
@@ -176,7 +110,8 @@ class Reply:
 class BotServer:
     """Owns the referee's ROUTER socket. Each started bot gets an ipc endpoint of its own in
     a private temporary directory, bound for it alone (and, sandboxed, visible in its
-    sandbox alone).
+    sandbox alone). Remote bots dial in to a second, CurveZMQ listener (``remote``), or are
+    lent by a tournament's hub (``remote_link``).
 
     ``sandbox``: how bots are started (:func:`referee.sandbox.plan_sandbox`); default:
     unsandboxed. With the sandbox's ``freeze_opponent``, a bot is frozen while another bot
@@ -240,13 +175,12 @@ class BotServer:
         self._poller: zmq.Poller | None = None
         self._closed = False
         #: Remote bots reached through a tournament's hub instead (``remote_link``).
-        self._link = remote_link
-        self._leases: dict[bytes, BotSession] = {}
-        self._lease_numbers = itertools.count(1)
+        self._hub: HubLink | None = None
         if remote is not None or remote_link is not None:
             try:
                 if remote_link is not None:
-                    self._link_to_hub(remote_link)
+                    self._hub = HubLink(self._context, remote_link, self._by_remote_identity)
+                    self._poll_remote(self._hub.socket)
                 else:
                     assert remote is not None
                     self._listen_remote(remote)
@@ -275,6 +209,10 @@ class BotServer:
         except BaseException:
             socket.close(0)  # else closing the context would wait for it forever
             raise
+        self._poll_remote(socket)
+
+    def _poll_remote(self, socket: zmq.Socket[bytes]) -> None:
+        """Read remote bots' messages from ``socket`` too (the listener, or the hub link)."""
         self._remote_socket = socket
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
@@ -290,32 +228,10 @@ class BotServer:
             for session in list(self._by_remote_identity.values())
         )
 
-    def _link_to_hub(self, link: RemoteLink) -> None:
-        socket = self._context.socket(zmq.DEALER)
-        try:
-            socket.setsockopt(zmq.LINGER, 0)
-            socket.setsockopt(zmq.SNDHWM, _SEND_QUEUE_LIMIT)
-            socket.setsockopt(zmq.RCVHWM, _SEND_QUEUE_LIMIT)
-            socket.setsockopt(zmq.IPV6, 1)
-            if link.server_key is not None:
-                assert link.public_key is not None
-                assert link.secret_key is not None
-                socket.setsockopt(zmq.CURVE_SERVERKEY, link.server_key.encode())
-                socket.setsockopt(zmq.CURVE_PUBLICKEY, link.public_key.encode())
-                socket.setsockopt(zmq.CURVE_SECRETKEY, link.secret_key.encode())
-            socket.connect(link.endpoint)
-        except BaseException:
-            socket.close(0)
-            raise
-        self._remote_socket = socket
-        self._poller = zmq.Poller()
-        self._poller.register(self._socket, zmq.POLLIN)
-        self._poller.register(socket, zmq.POLLIN)
-
     @property
     def links_remote(self) -> bool:
         """True when remote bots are lent by a tournament's hub, one match at a time."""
-        return self._link is not None
+        return self._hub is not None
 
     def expect_remote(
         self, spec: BotSpec, *, absent_wait_s: float = 0.0, busy_wait_s: float = 0.0
@@ -323,18 +239,8 @@ class BotServer:
         """Admit the remote bot with ``spec.curve_public_key``; it must dial in and say hello
         (see :meth:`handshake`). Through a hub, ask for one of its connections instead,
         waiting up to ``absent_wait_s`` if it has none, ``busy_wait_s`` if all are busy."""
-        if self._link is not None and spec.curve_public_key is not None:
-            session = BotSession(spec=spec, token="", remote=True)
-            session.lease = b"%d" % next(self._lease_numbers)
-            self._leases[session.lease] = session
-            self._to_hub(
-                b"lease",
-                session.lease,
-                spec.curve_public_key.encode(),
-                b"%d" % int(absent_wait_s * 1000),
-                b"%d" % int(busy_wait_s * 1000),
-            )
-            return session
+        if self._hub is not None and spec.curve_public_key is not None:
+            return self._hub.lease(spec, absent_wait_s=absent_wait_s, busy_wait_s=busy_wait_s)
         if self._remote_socket is None or spec.curve_public_key is None:
             session = BotSession(spec=spec, token="", remote=True)
             session.closed = True
@@ -411,8 +317,7 @@ class BotServer:
         while session.identity is None and session.handshake_fault is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                session.handshake_fault = self._fault(
-                    session,
+                session.handshake_fault = session.fault(
                     FaultKind.HANDSHAKE,
                     f"no valid hello within {timeout_s * 1000:.0f} ms",
                 )
@@ -494,6 +399,11 @@ class BotServer:
         if key is not None and self._awaiting_keys.get(key) is session:
             del self._awaiting_keys[key]
 
+    def _end_lease(self, session: BotSession) -> None:
+        """Give a lent remote bot's line back to the hub (or cancel the lease asked for)."""
+        if self._hub is not None:
+            self._hub.end(session)
+
     def close(self) -> None:
         """Close the socket and remove the private directory; idempotent."""
         if self._closed:
@@ -523,7 +433,7 @@ class BotServer:
         try:
             self._send(session, message)
         except _SendError as failure:
-            return self._fault(session, FaultKind.DISCONNECT, str(failure))
+            return session.fault(FaultKind.DISCONNECT, str(failure))
         return None
 
     def request(
@@ -552,7 +462,7 @@ class BotServer:
         try:
             request_id = self._send(session, message)
         except _SendError as failure:
-            return self._fault(session, FaultKind.DISCONNECT, str(failure))
+            return session.fault(FaultKind.DISCONNECT, str(failure))
         session.unasked = 0
         awaited = session.awaited
         awaited.add(request_id)
@@ -586,8 +496,7 @@ class BotServer:
                 return pending
             now = time.monotonic()
             if now >= deadline:
-                return self._fault(
-                    session,
+                return session.fault(
                     FaultKind.TIMEOUT,
                     f"no {reply_type} within {timeout_s * 1000:.0f} ms",
                 )
@@ -655,8 +564,7 @@ class BotServer:
                     return self._malformed(session, reply, str(error))
                 return reply
             if reply_to == request_id:
-                return self._fault(
-                    session,
+                return session.fault(
                     FaultKind.BOT_ERROR,
                     f"bot answered with error {quoted(reply.get('code'))}: "
                     f"{str(reply.get('message'))[:300]}",
@@ -688,8 +596,7 @@ class BotServer:
         self._send_error(
             session, reply, ErrorCode.WRONG_REPLY_ID, f"no request {reply_to} awaits an answer"
         )
-        return self._fault(
-            session,
+        return session.fault(
             FaultKind.WRONG_REPLY_ID,
             f"reply_to {reply_to} names no request awaiting an answer (never sent, not a "
             f"request, or answered already; the open request is {request_id})",
@@ -720,57 +627,6 @@ class BotServer:
                 self._dispatch(frames, last=last)
         return True
 
-    # -- remote bots lent by a hub -----------------------------------------------------------
-
-    def _to_hub(self, *command: bytes) -> None:
-        assert self._remote_socket is not None
-        with contextlib.suppress(zmq.ZMQError):  # a hub that is gone answers no lease
-            self._remote_socket.send_multipart([b"", *command], _NOBLOCK)
-
-    def _end_lease(self, session: BotSession) -> None:
-        """Give the line back to the hub (or cancel the lease still asked for)."""
-        lease, session.lease = session.lease, None
-        if lease is None or self._closed:
-            return
-        self._leases.pop(lease, None)
-        if session.identity is None:
-            self._to_hub(b"cancel", lease)
-        else:
-            self._to_hub(b"release", session.identity, b"%d" % session.next_id)
-
-    def _from_hub(self, parts: list[bytes]) -> None:
-        """A command from the hub: a line lent, a bot absent, a line gone."""
-        name, arguments = parts[1], parts[2:]
-        if name == b"leased" and len(arguments) == 5:
-            request, line, protocol, next_id, hello = arguments
-            session = self._leases.get(request)
-            if session is None or session.identity is not None:
-                # Asked for and given up on: back at once.
-                self._to_hub(b"release", line, next_id)
-                return
-            try:
-                message = validate_bot_message(decode_map(hello, max_depth=BOT_MESSAGE_DEPTH))
-            except ProtocolError:
-                message = None
-            session.identity = line
-            session.protocol = protocol.decode()
-            session.hello = message if isinstance(message, Hello) else None
-            session.next_id = session.lease_floor = int(next_id)
-            session.last_heard = time.monotonic()
-            self._by_remote_identity[line] = session
-        elif name == b"absent" and len(arguments) == 2:
-            session = self._leases.pop(arguments[0], None)
-            if session is not None and session.identity is None:
-                session.lease = None
-                session.handshake_fault = self._fault(
-                    session, FaultKind.HANDSHAKE, f"remote bot: {arguments[1].decode()}"
-                )
-        elif name == b"gone" and len(arguments) == 2:
-            gone = self._by_remote_identity.get(arguments[0])
-            if gone is not None:
-                self._note_fault(gone, FaultKind.DISCONNECT, f"remote bot: {arguments[1].decode()}")
-                gone.closed = True
-
     def _pump_both(self, timeout_s: float) -> bool:
         """The same over the local and the remote socket (only when remote bots are enabled)."""
         assert self._poller is not None
@@ -792,7 +648,7 @@ class BotServer:
                 except zmq.Again:
                     ready.pop(self._remote_socket)
                 else:
-                    if self._link is not None:
+                    if self._hub is not None:
                         self._from_link([part.bytes for part in parts])
                         continue
                     self._dispatch(
@@ -806,9 +662,10 @@ class BotServer:
 
     def _from_link(self, frames: list[bytes]) -> None:
         """A message from the hub: a lent bot's (``[line, payload]``) or the hub's own."""
-        if len(frames) >= 2 and not frames[0]:
-            self._from_hub(frames)
-        elif frames[0] in self._by_remote_identity:
+        assert self._hub is not None
+        if self._hub.read(frames):
+            return
+        if frames[0] in self._by_remote_identity:
             self._dispatch(frames, remote_user="")
         else:
             self.stray_messages += 1  # a line given back: a late answer
@@ -829,8 +686,7 @@ class BotServer:
         session.unasked += 1  # taken back below if the message is an answer the bot owed
         if session.unasked > _UNASKED_LIMIT:
             if session.unasked == _UNASKED_LIMIT + 1:
-                self._note_fault(
-                    session,
+                session.note_fault(
                     FaultKind.MALFORMED,
                     f"flooding: more than {_UNASKED_LIMIT} messages it was not asked for "
                     "since the referee's last request",
@@ -850,8 +706,7 @@ class BotServer:
             # This bot is not being asked, so this is no answer it owes now: refuse it
             # undecoded, or a bot could spend the referee's time, charged to the clock of
             # the bot being asked, on junk (late answers are small).
-            self._note_fault(
-                session,
+            session.note_fault(
                 FaultKind.MALFORMED,
                 f"flooding: a message of {len(payload)} bytes it was not asked for",
             )
@@ -944,8 +799,7 @@ class BotServer:
         chosen = agree_version(message, self.supported_versions)
         if isinstance(chosen, Refusal):
             self._reply_stranger(identity, remote, chosen)
-            session.handshake_fault = self._fault(
-                session,
+            session.handshake_fault = session.fault(
                 FaultKind.VERSION,
                 f"bot speaks {', '.join(message.versions)}; "
                 f"referee speaks {', '.join(self.supported_versions)}",
@@ -1011,8 +865,7 @@ class BotServer:
         if session.exited():
             return self._crash_fault(session, when)
         session.closed = True
-        return self._fault(
-            session,
+        return session.fault(
             FaultKind.DISCONNECT,
             f"its connection dropped {when} and its process still runs: the referee's socket "
             f"drops, unread, a message over 1 MiB (SPEC section 1: at most {MAX_MESSAGE_BYTES} "
@@ -1075,20 +928,12 @@ class BotServer:
     def _malformed(self, session: BotSession, about: dict[str, Any], detail: str) -> Fault:
         """A malformed answer: the bot is told why in an ``error``; its fault."""
         self._send_error(session, about, ErrorCode.MALFORMED, detail)
-        return self._fault(session, FaultKind.MALFORMED, detail)
+        return session.fault(FaultKind.MALFORMED, detail)
 
     def _refuse(self, session: BotSession, about: dict[str, Any] | None, detail: str) -> None:
         """A malformed message, whenever it came: tell the bot why, and note its fault."""
         self._send_error(session, about, ErrorCode.MALFORMED, detail)
-        self._note_fault(session, FaultKind.MALFORMED, detail)
-
-    def _note_fault(self, session: BotSession, kind: FaultKind, detail: str) -> None:
-        if session.pending_fault is None:
-            session.pending_fault = self._fault(session, kind, detail)
-
-    def _fault(self, session: BotSession, kind: FaultKind, detail: str) -> Fault:
-        session.counters[kind.value] += 1
-        return Fault(kind, -1, session.name, detail, stderr_tail=session.stderr_tail())
+        session.note_fault(FaultKind.MALFORMED, detail)
 
     def _crash_fault(self, session: BotSession, when: str) -> Fault:
         process = session.process
@@ -1108,7 +953,7 @@ class BotServer:
                     if limits.address_space_mb is not None
                     else ""
                 )
-        return self._fault(session, FaultKind.CRASH, f"process ended ({how}) {when}{memory}")
+        return session.fault(FaultKind.CRASH, f"process ended ({how}) {when}{memory}")
 
 
 def _raise_file_limit() -> None:

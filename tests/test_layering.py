@@ -203,9 +203,9 @@ def test_sample_bots_speak_only_the_protocol() -> None:
 @pytest.mark.parametrize(
     ("library", "owners"),
     [
-        # The referee's ZeroMQ edge and its two users, the match runner's server and the
-        # remote bots' hub, and the SDK (the bot's side) speak ZeroMQ; the command line names
-        # its version. referee.listeners makes and reads keys and probes an address,
+        # The referee's ZeroMQ edge and its users: the match runner's server, the remote
+        # bots' hub and a worker's link to it; and the SDK (the bot's side). The command line
+        # names its version. referee.listeners makes and reads keys and probes an address,
         # importing zmq inside those functions alone (a test below holds a config's reading
         # free of it).
         (
@@ -214,6 +214,7 @@ def test_sample_bots_speak_only_the_protocol() -> None:
                 "referee.edge",
                 "referee.server",
                 "referee.hub",
+                "referee.hub_link",
                 "referee.listeners",
                 "protocol.sdk",
                 "tournaments.cli",
