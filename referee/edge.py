@@ -34,6 +34,7 @@ __all__ = [
     "ZAP_DOMAIN",
     "Envelopes",
     "Refusal",
+    "ZapHandler",
     "agree_version",
     "authenticated_key",
     "read_hello",
@@ -42,7 +43,6 @@ __all__ = [
     "sender_pid",
     "serve_curve",
     "source_descriptor",
-    "start_zap",
     "welcome",
 ]
 
@@ -84,7 +84,7 @@ def router(
 
 def serve_curve(socket: zmq.Socket[bytes], listener: RemoteListener, heartbeat_ms: int) -> None:
     """Make ``socket`` a CurveZMQ server with the listener's key pair, whose clients the ZAP
-    handler of its context admits (:func:`start_zap`), before it binds."""
+    handler of its context admits (:class:`ZapHandler`), before it binds."""
     socket.setsockopt(zmq.CURVE_SERVER, 1)
     socket.setsockopt(zmq.CURVE_SECRETKEY, listener.secret_key.encode())
     socket.setsockopt(zmq.CURVE_PUBLICKEY, listener.public_key.encode())
@@ -95,23 +95,28 @@ def serve_curve(socket: zmq.Socket[bytes], listener: RemoteListener, heartbeat_m
     socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * heartbeat_ms)
 
 
-def start_zap(context: zmq.Context[Any], admits: Callable[[str], bool]) -> ThreadAuthenticator:
-    """Start the ZAP handler of ``context``'s CurveZMQ servers: a client is admitted only if
-    ``admits`` its public key (Z85 text). ``admits`` runs on the handler's thread. Stop the
-    handler before destroying the context."""
-    authenticator = ThreadAuthenticator(context)
-    try:
-        authenticator.start()
-        authenticator.configure_curve_callback(ZAP_DOMAIN, _KeyCheck(admits))
-    except BaseException:
-        with contextlib.suppress(Exception):
-            authenticator.stop()
-        raise
-    return authenticator
+class ZapHandler:
+    """The ZAP handler of ``context``'s CurveZMQ servers, started at once (a thread): a
+    client is admitted only if ``admits`` its public key (Z85 text). ``admits`` runs on the
+    handler's thread. Stop the handler before destroying the context."""
+
+    def __init__(self, context: zmq.Context[Any], admits: Callable[[str], bool]) -> None:
+        self._authenticator = ThreadAuthenticator(context)
+        try:
+            self._authenticator.start()
+            self._authenticator.configure_curve_callback(ZAP_DOMAIN, _KeyCheck(admits))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._authenticator.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop the handler's thread."""
+        self._authenticator.stop()
 
 
 class _KeyCheck:
-    """The ZAP callback of :func:`start_zap`."""
+    """The ZAP callback of :class:`ZapHandler`."""
 
     def __init__(self, admits: Callable[[str], bool]) -> None:
         self._admits = admits

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import zmq
-from zmq.auth.thread import ThreadAuthenticator
 
 from protocol import builders
 from protocol.codes import RejectCode
@@ -52,6 +51,7 @@ from protocol.version import SUPPORTED_VERSIONS
 from referee.edge import (
     Envelopes,
     Refusal,
+    ZapHandler,
     agree_version,
     authenticated_key,
     read_hello,
@@ -59,7 +59,6 @@ from referee.edge import (
     send_to,
     serve_curve,
     source_descriptor,
-    start_zap,
     welcome,
 )
 from referee.listeners import RemoteLink, RemoteListener, bind_tcp, generate_keys
@@ -142,10 +141,10 @@ class RemoteHub:
         self.stray_messages = 0
         self._context = zmq.Context()
         self._directory = PrivateDirectory()
-        self._authenticator: ThreadAuthenticator | None = None
+        self._zap: ZapHandler | None = None
         self._sockets: list[zmq.Socket[bytes]] = []
         try:
-            self._authenticator = start_zap(self._context, self.is_admitted)
+            self._zap = ZapHandler(self._context, self.is_admitted)
             self._public = self._router()
             # A peer that vanished without closing (its host went down) is dropped by the
             # heartbeats, and its descriptor reported closed.
@@ -239,8 +238,8 @@ class RemoteHub:
         for socket in self._sockets:
             # The public socket may still hold the bots' shutdowns: a moment to send them.
             socket.close(500 if socket is getattr(self, "_public", None) else 0)
-        if self._authenticator is not None:
-            self._authenticator.stop()
+        if self._zap is not None:
+            self._zap.stop()
         self._context.destroy(linger=0)
         self._directory.remove()
 

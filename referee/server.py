@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import zmq
-from zmq.auth.thread import ThreadAuthenticator
 
 from protocol import builders
 from protocol.codec import (
@@ -45,6 +44,7 @@ from referee.bots import BotProcess, BotSpec, LogBudget
 from referee.edge import (
     Envelopes,
     Refusal,
+    ZapHandler,
     agree_version,
     authenticated_key,
     read_hello,
@@ -53,7 +53,6 @@ from referee.edge import (
     sender_pid,
     serve_curve,
     source_descriptor,
-    start_zap,
     welcome,
 )
 from referee.faults import Fault, FaultKind
@@ -169,7 +168,7 @@ class BotServer:
         # in separate tables, so a local peer can never pose as a remote one.
         self.remote_endpoint: str | None = None
         self._remote_socket: zmq.Socket[bytes] | None = None
-        self._authenticator: ThreadAuthenticator | None = None
+        self._zap: ZapHandler | None = None
         self._by_remote_identity: dict[bytes, BotSession] = {}
         self._awaiting_keys: dict[str, BotSession] = {}
         self._poller: zmq.Poller | None = None
@@ -185,7 +184,7 @@ class BotServer:
                     assert remote is not None
                     self._listen_remote(remote)
             except BaseException:
-                self.close()  # the context, the authenticator thread and the directory
+                self.close()  # the context, the ZAP handler's thread and the directory
                 raise
         self._next_id = 0
         self.stray_messages = 0
@@ -201,7 +200,7 @@ class BotServer:
         )
 
     def _listen_remote(self, remote: RemoteListener) -> None:
-        self._authenticator = start_zap(self._context, self._admits_key)
+        self._zap = ZapHandler(self._context, self._admits_key)
         socket = self._router()
         try:
             serve_curve(socket, remote, self.heartbeat_ms)
@@ -415,8 +414,8 @@ class BotServer:
             # moment to send them, else a bot that reconnects when its connection drops
             # would dial a closed port for ever.
             self._remote_socket.close(_SHUTDOWN_LINGER_MS)
-        if self._authenticator is not None:
-            self._authenticator.stop()
+        if self._zap is not None:
+            self._zap.stop()
         self._context.destroy(linger=0)  # closes any socket left behind by a failure
         self._dir.remove()
 
