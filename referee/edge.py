@@ -127,7 +127,7 @@ class _KeyCheck:
 
 class Envelopes:
     """Packs a message in its envelope (``version`` and ``id`` first, then the body: SPEC
-    section 2), the same for every message the referee's side sends. One msgpack packer is
+    section 3), the same for every message the referee's side sends. One msgpack packer is
     reused (building one per message costs a third of packing), so an instance is not
     shared between threads."""
 
@@ -168,7 +168,7 @@ def send_to(socket: zmq.Socket[bytes], identity: bytes, payload: bytes, flags: i
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Why a hello is refused: the ``reject`` its sender is sent (SPEC section 3)."""
+    """Why a hello is refused: the ``reject`` its sender is sent (SPEC sections 3 and 5)."""
 
     reply_to: int | None
     code: RejectCode
