@@ -2,7 +2,7 @@
 output with a size cap, and stop them with everything they spawned.
 
 This module, :mod:`referee.build` (a submitted bot's build) and :mod:`referee.server` are
-the only ones that touch processes and sockets.
+the only ones that start processes.
 """
 
 from __future__ import annotations
