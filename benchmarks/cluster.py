@@ -44,7 +44,7 @@ from rich.console import Console
 
 from referee.bundled import resolve_bot
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
+from referee.time_control import TimeControl
 from tournaments.cluster import open_cluster
 from tournaments.config import ExecutorSetup, TournamentSetup
 from tournaments.render import QuietDisplay

@@ -34,9 +34,10 @@ from pathlib import Path
 
 from referee.bundled import resolve_pair
 from referee.faults import FaultKind
-from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.runner import MatchReport, MatchRunner
 from referee.sandbox import SandboxMode, plan_sandbox
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
+from referee.time_control import TimeControl
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 SECTION = "## Deadlines under load"

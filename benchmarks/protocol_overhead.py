@@ -44,7 +44,8 @@ import zmq
 
 from referee.bots import BotSpec
 from referee.build_info import hot_path_build
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner
+from referee.time_control import TimeControl
 
 _ECHO_PEER = textwrap.dedent(
     """

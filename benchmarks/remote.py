@@ -36,9 +36,9 @@ from tournament import StoreClock
 
 from referee.bots import BotSpec
 from referee.bundled import resolve_bot
+from referee.listeners import RemoteListener, generate_keys, listen_problem
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
-from referee.server import RemoteListener, generate_keys, listen_problem
+from referee.time_control import TimeControl
 from tournaments.config import TournamentSetup
 from tournaments.tournament import run_tournament
 

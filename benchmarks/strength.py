@@ -22,7 +22,8 @@ from pathlib import Path
 
 from referee.bundled import resolve_bot
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner
+from referee.time_control import TimeControl
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 SECTION = "## Bot strength"

@@ -57,9 +57,10 @@ from rich.console import Console
 
 from referee.bundled import resolve_bot
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner
 from referee.sandbox import SandboxMode, plan_sandbox
 from referee.server import BotServer
+from referee.time_control import TimeControl
 from tournaments.config import ExecutorSetup, TournamentSetup
 from tournaments.render import QuietDisplay
 from tournaments.tournament import cpus_text, run_tournament, worker_cpus

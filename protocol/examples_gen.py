@@ -135,10 +135,10 @@ def conversation(
 ) -> Conversation:
     """Play a whole match from ``seed`` and return what ``seat`` and the referee sent.
 
-    All chance comes from ``seed`` as in :func:`referee.selfplay.play_match`, and the match is
-    played by the same loop (:func:`referee.rules.play.play_match`); ``policies`` and ``names``
-    are indexed by seat. The referee and the bot each number their messages from 1. Every
-    message is validated against the models on the way.
+    All chance comes from ``seed`` as in :func:`referee.selfplay.play_policy_match`, and the
+    match is played by the same loop (:func:`referee.rules.play.play_match`); ``policies`` and
+    ``names`` are indexed by seat. The referee and the bot each number their messages from 1.
+    Every message is validated against the models on the way.
     """
     talk = _Transcript(Conversation(seat))
     hello = talk.send(

@@ -2,7 +2,7 @@
 output with a size cap, and stop them with everything they spawned.
 
 This module, :mod:`referee.build` (a submitted bot's build) and :mod:`referee.server` are
-the only ones that touch processes and sockets.
+the only ones that start processes.
 """
 
 from __future__ import annotations
@@ -31,9 +31,12 @@ __all__ = [
     "BotProcess",
     "BotSpec",
     "LogBudget",
+    "LogSink",
     "ResourceLimits",
+    "child_pids",
     "kill_by_token",
     "kill_until_gone",
+    "prepare_child",
     "processes_with_environment",
 ]
 
@@ -240,7 +243,7 @@ class LogBudget:
         return self.cap, True
 
 
-class _LogSink:
+class LogSink:
     """Drains a pipe into a file within a :class:`LogBudget`, keeping the last lines in
     memory."""
 
@@ -399,7 +402,7 @@ class BotProcess:
                 stdout=write_end,
                 stderr=write_end,
                 start_new_session=True,  # its own process group: killpg reaches its children
-                preexec_fn=lambda: _prepare_child(limits, parent, cgroup),
+                preexec_fn=lambda: prepare_child(limits, parent, cgroup),
                 close_fds=True,
             )
         except OSError:
@@ -410,7 +413,7 @@ class BotProcess:
         finally:
             os.close(write_end)
         self.started_at = time.monotonic()
-        self._log = _LogSink(read_end, log_path, log_budget or LogBudget(limits.log_bytes))
+        self._log = LogSink(read_end, log_path, log_budget or LogBudget(limits.log_bytes))
 
     @property
     def pid(self) -> int:
@@ -457,7 +460,7 @@ class BotProcess:
         if self.sandboxed:
             # The sandbox's first process: when it dies, the kernel kills every process in
             # the sandbox's PID namespace, whatever session or environment they made.
-            for child in _children(process.pid):
+            for child in child_pids(process.pid):
                 with contextlib.suppress(OSError):
                     os.kill(child, signal.SIGKILL)
         for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 2.0)):
@@ -493,7 +496,7 @@ def _group_name() -> str:
     return f"bot-{next(_group_numbers)}"
 
 
-def _children(pid: int) -> list[int]:
+def child_pids(pid: int) -> list[int]:
     """The children of process ``pid`` (Linux: from /proc)."""
     found: list[int] = []
     with contextlib.suppress(OSError):
@@ -523,7 +526,7 @@ _prctl = _load_prctl()  # looked up here: the child between fork and exec should
 _PR_SET_PDEATHSIG = 1
 
 
-def _prepare_child(limits: ResourceLimits, parent: int | None, cgroup: BotCgroup | None) -> None:
+def prepare_child(limits: ResourceLimits, parent: int | None, cgroup: BotCgroup | None) -> None:
     """Runs in the child between fork and exec: the cgroups, the parent-death signal, then
     the limits."""
     if cgroup is not None:

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-from referee.bots import LogBudget, ResourceLimits, _children, _LogSink, _prepare_child
+from referee.bots import LogBudget, LogSink, ResourceLimits, child_pids, prepare_child
 from referee.cgroups import BotCgroup, detect_cgroups
 from referee.sandbox import (
-    _SYSTEM_DIRECTORIES,
+    SYSTEM_DIRECTORIES,
     SandboxPlan,
     sandbox_command,
     sandbox_environment,
@@ -148,7 +148,7 @@ def run_build(
     main_thread = threading.current_thread() is threading.main_thread()
     folder = os.path.abspath(target)
     above = os.path.dirname(folder)
-    if above in ("/", "/tmp") or above in _SYSTEM_DIRECTORIES:
+    if above in ("/", "/tmp") or above in SYSTEM_DIRECTORIES:
         raise ValueError(f"a build's folder needs a folder of its own to be in, not {above}")
     # Above the bot's folder, an empty read-only tmpfs: beside its folder (and wherever
     # that would be, even inside the sandbox's /tmp) nothing can be written.
@@ -202,7 +202,7 @@ def run_build(
             stdout=subprocess.PIPE,
             stderr=log_write,
             start_new_session=True,
-            preexec_fn=lambda: _prepare_child(rlimits, parent, cgroup),
+            preexec_fn=lambda: prepare_child(rlimits, parent, cgroup),
             close_fds=True,
         )
     except OSError:
@@ -212,7 +212,7 @@ def run_build(
         raise
     finally:
         os.close(log_write)
-    log = _LogSink(log_read, log_path, LogBudget(limits.log_bytes))
+    log = LogSink(log_read, log_path, LogBudget(limits.log_bytes))
     timed_out = threading.Event()
 
     def out_of_time() -> None:
@@ -260,7 +260,7 @@ def run_build(
 def _kill(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL the sandbox: its first process (whose end ends every process in its PID
     namespace) and bubblewrap's process group."""
-    for child in _children(process.pid):
+    for child in child_pids(process.pid):
         with contextlib.suppress(OSError):
             os.kill(child, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):

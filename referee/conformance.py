@@ -68,6 +68,7 @@ from protocol.version import SEED_VERSION
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
 from referee.faults import Fault, FaultKind, fault_reason
+from referee.listeners import RemoteListener
 from referee.rules.actions import parse_action
 from referee.rules.cards import DECK, Card, parse_card
 from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
@@ -75,10 +76,13 @@ from referee.rules.game import GameState, Seat, apply, legal_actions, new_game, 
 from referee.rules.match import MatchResult, Termination, draw_first_master, new_match
 from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, Player, PolicyPlayer, play_match
-from referee.runner import BotPlayer, TimeControl
+from referee.runner import BotPlayer
 from referee.sandbox import SandboxPlan
-from referee.selfplay import RandomPolicy, derive_seed
-from referee.server import BotServer, BotSession, RemoteListener
+from referee.seeds import derive_seed
+from referee.selfplay import RandomPolicy
+from referee.server import BotServer
+from referee.session import BotSession
+from referee.time_control import TimeControl
 
 __all__ = [
     "CHECKLIST",

@@ -12,11 +12,12 @@ running in a thread of the coordinator, owns every remote bot's connections and 
   its ``connections`` lines busy at once, each playing one match; a few spare connections
   (as many again) are welcomed and wait, taking over when a line drops; more are rejected.
 - A **link** is a worker's referee (:class:`~referee.server.BotServer` with a
-  :class:`RemoteLink`): a ``DEALER`` on the hub's ipc socket (local workers) or on the public
-  listener with the run's worker key (Dask workers). For a match it **leases** a line of the
-  bot, exchanges the match's messages through the hub as if the bot were its own peer, and
-  releases the line at the end. A lease waits a bounded time for a free line; then the worker
-  is told the bot is absent, and the match is forfeited as for a bot that never said hello.
+  :class:`~referee.listeners.RemoteLink`): a ``DEALER`` on the hub's ipc socket (local
+  workers) or on the public listener with the run's worker key (Dask workers). For a match
+  it **leases** a line of the bot, exchanges the match's messages through the hub as if the
+  bot were its own peer, and releases the line at the end. A lease waits a bounded time for
+  a free line; then the worker is told the bot is absent, and the match is forfeited as for
+  a bot that never said hello.
 
 Link frames (all bytes): a bot's message is ``[line, payload]`` both ways; a command is
 ``[b"", name, *arguments]``: ``lease request key absent_ms busy_ms``, ``cancel request`` and
@@ -41,24 +42,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-import msgpack
 import zmq
-from zmq.auth.thread import ThreadAuthenticator
 
 from protocol import builders
-from protocol.codec import BOT_MESSAGE_DEPTH, MAX_MESSAGE_BYTES, decode_map, validate_bot_message
 from protocol.codes import RejectCode
-from protocol.errors import ProtocolError
 from protocol.messages import Hello
-from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
+from protocol.version import SUPPORTED_VERSIONS
+from referee.edge import (
+    Envelopes,
+    Refusal,
+    ZapHandler,
+    agree_version,
+    authenticated_key,
+    read_hello,
+    router,
+    send_to,
+    serve_curve,
+    source_descriptor,
+    welcome,
+)
+from referee.listeners import RemoteLink, RemoteListener, bind_tcp, generate_keys
 from referee.rundir import PrivateDirectory
-from referee.server import SERVER_NAME, RemoteLink, RemoteListener, bind_tcp, generate_keys
 
-__all__ = ["LineCounts", "RemoteHub", "RemoteLink"]
+__all__ = ["LineCounts", "RemoteHub"]
 
-#: Largest message decoded from a connection that has not said hello (a hello is far smaller).
-_HELLO_BYTES = 4096
-_HARD_MESSAGE_LIMIT = 1 << 20
 _QUEUE_LIMIT = 1000
 _POLL_MS = 100
 _EVENT = struct.Struct("=HI")
@@ -134,21 +141,14 @@ class RemoteHub:
         self.stray_messages = 0
         self._context = zmq.Context()
         self._directory = PrivateDirectory()
-        self._authenticator: ThreadAuthenticator | None = None
+        self._zap: ZapHandler | None = None
         self._sockets: list[zmq.Socket[bytes]] = []
         try:
-            self._authenticator = ThreadAuthenticator(self._context)
-            self._authenticator.start()
-            self._authenticator.configure_curve_callback("aegis", _Admit(self))
+            self._zap = ZapHandler(self._context, self.is_admitted)
             self._public = self._router()
-            self._public.setsockopt(zmq.CURVE_SERVER, 1)
-            self._public.setsockopt(zmq.CURVE_SECRETKEY, listener.secret_key.encode())
-            self._public.setsockopt(zmq.CURVE_PUBLICKEY, listener.public_key.encode())
-            self._public.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
-            # ZMTP heartbeats: a peer that vanished without closing (its host went down) is
-            # dropped, and its descriptor reported closed.
-            self._public.setsockopt(zmq.HEARTBEAT_IVL, heartbeat_ms)
-            self._public.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * heartbeat_ms)
+            # A peer that vanished without closing (its host went down) is dropped by the
+            # heartbeats, and its descriptor reported closed.
+            serve_curve(self._public, listener, heartbeat_ms)
             self._public_monitor = self._public.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             self._sockets.append(self._public_monitor)
             try:
@@ -171,7 +171,7 @@ class RemoteHub:
         except BaseException:
             self._teardown()
             raise
-        self._pack = msgpack.Packer(use_bin_type=True).pack
+        self._envelopes = Envelopes()
         self._lines: dict[bytes, _Line] = {}  # by the connection's identity
         self._by_line_id: dict[bytes, _Line] = {}
         self._descriptors: dict[tuple[int, int], Any] = {}  # (socket, fd) -> line or link
@@ -185,13 +185,8 @@ class RemoteHub:
         self._thread.start()
 
     def _router(self) -> zmq.Socket[bytes]:
-        socket = self._context.socket(zmq.ROUTER)
+        socket = router(self._context, receive_queue=_QUEUE_LIMIT, send_queue=_QUEUE_LIMIT)
         self._sockets.append(socket)
-        socket.setsockopt(zmq.LINGER, 0)
-        socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
-        socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
-        socket.setsockopt(zmq.SNDHWM, _QUEUE_LIMIT)
-        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
         return socket
 
     # -- what the coordinator sees ---------------------------------------------------------
@@ -243,8 +238,8 @@ class RemoteHub:
         for socket in self._sockets:
             # The public socket may still hold the bots' shutdowns: a moment to send them.
             socket.close(500 if socket is getattr(self, "_public", None) else 0)
-        if self._authenticator is not None:
-            self._authenticator.stop()
+        if self._zap is not None:
+            self._zap.stop()
         self._context.destroy(linger=0)
         self._directory.remove()
 
@@ -302,17 +297,11 @@ class RemoteHub:
             if line is not None:
                 self._from_line(line, parts)
                 continue
-            user = str(parts[-1].get("User-Id") or "") if len(parts) > 1 else ""
+            user = authenticated_key(parts)
             if user == self._worker_public:
                 self._from_link((1, identity), parts)
             else:
                 self._stranger(identity, parts, user)
-
-    @staticmethod
-    def _descriptor_of(frame: zmq.Frame) -> int | None:
-        with contextlib.suppress(zmq.ZMQError, ValueError, TypeError):
-            return int(frame.get(zmq.SRCFD))
-        return None
 
     def _read_monitor(self, monitor: zmq.Socket[bytes], socket: zmq.Socket[bytes]) -> None:
         """Connections that closed: a line is gone (its lessee told), a link's lines return."""
@@ -337,26 +326,19 @@ class RemoteHub:
 
     def _stranger(self, identity: bytes, parts: list[zmq.Frame], key: str) -> None:
         """A message from a connection that has not said hello: only a hello is read."""
-        if key not in self._limits or len(parts) != 2 or len(parts[1]) > _HELLO_BYTES:
+        if key not in self._limits:
             self.stray_messages += 1
             return
-        data: dict[str, Any] | None = None
-        try:
-            data = decode_map(parts[1].bytes, max_depth=BOT_MESSAGE_DEPTH)
-            hello = validate_bot_message(data)
-        except ProtocolError as error:
-            self.stray_messages += 1
-            if data is not None and data.get("type") == "hello":
-                self._reject(identity, None, RejectCode.MALFORMED, str(error))
-            return
+        hello = read_hello(parts[1:])
         if not isinstance(hello, Hello):
             self.stray_messages += 1
+            if hello is not None:  # a malformed hello
+                self._reject(identity, hello)
             return
-        chosen = negotiate_version(hello.versions, self.supported_versions)
-        if chosen is None:
-            reason = f"no common protocol version in {hello.versions}"
-            self._note_rejected(key, reason)
-            self._reject(identity, hello.id, RejectCode.VERSION, reason)
+        chosen = agree_version(hello, self.supported_versions)
+        if isinstance(chosen, Refusal):
+            self._note_rejected(key, chosen.reason)
+            self._reject(identity, chosen)
             return
         # Closed connections first: a bot that reconnected must not find its old line in
         # the way (the monitor reports a close before the new connection's hello arrives).
@@ -369,13 +351,13 @@ class RemoteHub:
                 f"(connections: {limit}) and keep as many spare"
             )
             self._note_rejected(key, reason)
-            self._reject(identity, hello.id, RejectCode.AUTH, reason)
+            self._reject(identity, Refusal(hello.id, RejectCode.AUTH, reason))
             return
         line = _Line(
             line_id=b"L%d" % next(self._line_numbers),
             identity=identity,
             key=key,
-            descriptor=self._descriptor_of(parts[-1]),
+            descriptor=source_descriptor(parts[-1]),
             protocol=chosen,
             hello=parts[1].bytes,
             next_id=0,
@@ -386,13 +368,7 @@ class RemoteHub:
             self._descriptors[(1, line.descriptor)] = line
         self._recount(key)  # before the welcome: whoever sees it sees the line counted
         try:
-            self._to_line(
-                line,
-                builders.welcome(
-                    hello.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES
-                ),
-                zmq.NOBLOCK,
-            )
+            self._to_line(line, welcome(hello, chosen, self.heartbeat_ms), zmq.NOBLOCK)
         except zmq.ZMQError:
             self._drop_line(line, "gone before its welcome")
             return
@@ -402,19 +378,21 @@ class RemoteHub:
         with self._lock:
             self._rejections[key] = reason
 
-    def _reject(self, identity: bytes, reply_to: int | None, code: RejectCode, reason: str) -> None:
+    def _reject(self, identity: bytes, refusal: Refusal) -> None:
         self._hub_id += 1
-        message = {"version": PROTOCOL_VERSION, "id": self._hub_id}
-        message.update(builders.reject(reply_to, code, reason, self.supported_versions))
+        payload = self._envelopes.rejection(self._hub_id, refusal, self.supported_versions)
         with contextlib.suppress(zmq.ZMQError):
-            self._public.send_multipart([identity, self._pack(message)], zmq.NOBLOCK)
+            send_to(self._public, identity, payload, zmq.NOBLOCK)
 
     def _to_line(self, line: _Line, message: dict[str, Any], flags: int = 0) -> None:
         """Send the hub's own message (welcome, ping, shutdown) on a line."""
         line.next_id += 1
-        envelope = {"version": line.protocol, "id": line.next_id}
-        envelope.update(message)
-        self._public.send_multipart([line.identity, self._pack(envelope)], flags)
+        send_to(
+            self._public,
+            line.identity,
+            self._envelopes.pack(line.protocol, line.next_id, message),
+            flags,
+        )
         line.last_sent = time.monotonic()
 
     def _from_line(self, line: _Line, parts: list[zmq.Frame]) -> None:
@@ -456,7 +434,7 @@ class RemoteHub:
 
     def _from_link(self, link: tuple[int, bytes], parts: list[zmq.Frame]) -> None:
         if link not in self._links:
-            descriptor = self._descriptor_of(parts[-1])
+            descriptor = source_descriptor(parts[-1])
             self._links[link] = descriptor
             if descriptor is not None:
                 self._descriptors[(link[0], descriptor)] = link
@@ -590,14 +568,3 @@ class RemoteHub:
         for line in list(self._lines.values()):
             if line.lessee == link:
                 self._reclaim(line)
-
-
-class _Admit:
-    """ZAP callback: admit a CurveZMQ client only with a key the hub knows."""
-
-    def __init__(self, hub: RemoteHub) -> None:
-        self._hub = hub
-
-    def callback(self, domain: str, key: bytes) -> bool:
-        text = key.decode() if isinstance(key, bytes) else str(key)
-        return self._hub.is_admitted(text)

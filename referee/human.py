@@ -27,9 +27,11 @@ from referee.rules.game import GameState, Observation, Seat, apply, legal_action
 from referee.rules.match import draw_first_master, new_match
 from referee.rules.options import RulesOptions
 from referee.rules.play import InProcessPlayer, Player, play_match
-from referee.runner import BotPlayer, MatchReport, TimeControl
+from referee.runner import BotPlayer, MatchReport
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession
+from referee.server import BotServer
+from referee.session import BotSession
+from referee.time_control import TimeControl
 
 __all__ = [
     "HumanMatch",

@@ -19,7 +19,8 @@ from pathlib import Path
 from referee.bots import BotSpec
 from referee.faults import Fault
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession
+from referee.server import BotServer
+from referee.session import BotSession
 
 __all__ = ["PreflightResult", "preflight_bots"]
 

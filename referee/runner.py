@@ -12,7 +12,6 @@ import random
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from protocol.sdk_views import read_bot_action
 from protocol.views import EventTracker
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind
+from referee.listeners import RemoteLink, RemoteListener
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
 from referee.rules.actions import Action
 from referee.rules.errors import ActionParseError, AegisError, IllegalActionError
@@ -30,35 +30,15 @@ from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
 from referee.rules.play import MatchCourse, play_match
 from referee.sandbox import SandboxPlan
-from referee.server import BotServer, BotSession, RemoteLink, RemoteListener, Reply
+from referee.server import BotServer, Reply
+from referee.session import BotSession
+from referee.time_control import TimeControl
 
-__all__ = ["BotPlayer", "MatchReport", "MatchRunner", "TimeControl"]
+__all__ = ["BotPlayer", "MatchReport", "MatchRunner"]
 
 _SEATS = (Seat.FIRST, Seat.SECOND)
 #: Seconds a worker waits for its hub's answer beyond the wait it asked the hub for.
 _HUB_MARGIN_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    """The clock: per-decision deadline, optional per-match bank, and a warm-up allowance for
-    the handshake, the ``ready`` and each bot's first decision of a match."""
-
-    decision_ms: int = 1000
-    bank_ms: int | None = None
-    warmup_ms: int = 5000
-
-    def __post_init__(self) -> None:
-        if self.decision_ms <= 0 or self.warmup_ms < 0 or (self.bank_ms or 0) < 0:
-            raise ValueError(f"invalid time control {self}")
-
-    def to_json(self) -> dict[str, int | None]:
-        """As sent in ``match_start``."""
-        return {
-            "decision_ms": self.decision_ms,
-            "bank_ms": self.bank_ms,
-            "warmup_ms": self.warmup_ms,
-        }
 
 
 class MatchReport(MatchCourse[Fault]):
@@ -324,7 +304,7 @@ class BotPlayer:
         match_seed: int,
     ) -> None:
         """``match_seed`` is the seed the match is dealt from; the bot gets its own seed,
-        derived from it (:func:`referee.selfplay.bot_seed`), if it speaks protocol 1.1."""
+        derived from it (:func:`protocol.builders.bot_seed_for`), if it speaks protocol 1.1."""
         self.server = server
         self.session = session
         self.match_id = match_id

@@ -26,9 +26,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import protocol
+import referee
+import sample_bots
+
 __all__ = [
     "SANDBOX_GID",
     "SANDBOX_UID",
+    "SYSTEM_DIRECTORIES",
     "SandboxMode",
     "SandboxPlan",
     "SandboxUnavailableError",
@@ -42,7 +47,7 @@ SANDBOX_UID = 65534
 SANDBOX_GID = 65534
 
 #: System directories every bot sees read-only (those that exist on this machine).
-_SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 #: Files and folders under /etc that a sandbox never shows, whatever their mode. Besides
 #: these, everything under /etc that not every user may read is hidden: inside a sandbox
 #: started by root a bot has its owner's rights on root's files (its uid maps to root's,
@@ -173,13 +178,11 @@ def python_paths() -> tuple[str, ...]:
     the folders of this project's packages (an editable install imports them from the
     source tree, which is otherwise not shown), the bundled bots' among them: a bundled bot
     may import another (``strong`` plays out with ``greedy``'s policy)."""
-    import protocol
-    import referee
-    from referee.bundled import sample_bots_dir  # here: bundled imports this module's users
-
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
     paths |= {os.path.dirname(package.__file__ or "") for package in (protocol, referee)}
-    paths.add(str(sample_bots_dir()))
+    # The folder referee.bundled.sample_bots_dir names (importing it here would close a cycle:
+    # bundled imports referee.bots, which imports this module).
+    paths.add(str(Path(sample_bots.__file__).resolve().parent))
     return tuple(sorted({os.path.realpath(path) for path in paths} | paths))
 
 
@@ -229,7 +232,7 @@ def sandbox_command(
     if main_thread:
         command.append("--die-with-parent")
     shown: list[str] = []
-    for directory in _SYSTEM_DIRECTORIES:
+    for directory in SYSTEM_DIRECTORIES:
         if os.path.islink(directory) and not os.path.isabs(os.readlink(directory)):
             # Merged /usr (/bin -> usr/bin): the same link, no mount of its own to pay for.
             command += ["--symlink", os.readlink(directory), directory]
@@ -337,7 +340,7 @@ def bot_home(command: Sequence[str], cwd: str | None) -> str | None:
     names an existing file; paths resolve against ``cwd``. None if there is none outside the
     system directories."""
     base = Path(cwd) if cwd is not None else Path.cwd()
-    system = [os.path.realpath(directory) for directory in _SYSTEM_DIRECTORIES]
+    system = [os.path.realpath(directory) for directory in SYSTEM_DIRECTORIES]
 
     def folder(argument: str) -> str | None:
         candidate = Path(argument) if os.path.isabs(argument) else base / argument

@@ -3,7 +3,6 @@ benchmarks, through the match loop of :mod:`referee.rules.play`."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,17 +12,15 @@ from referee.rules.actions import Action
 from referee.rules.game import GameState, Observation, apply, legal_actions, observation
 from referee.rules.match import MatchState, draw_first_master, new_match
 from referee.rules.options import RulesOptions
-from referee.rules.play import MatchCourse, Policy, PolicyPlayer
-from referee.rules.play import play_match as play
+from referee.rules.play import MatchCourse, Policy, PolicyPlayer, play_match
 
 __all__ = [
     "POLICIES",
     "FirstLegalPolicy",
     "PlayedMatch",
     "RandomPolicy",
-    "derive_seed",
     "play_game",
-    "play_match",
+    "play_policy_match",
 ]
 
 
@@ -55,16 +52,10 @@ POLICIES: dict[str, Callable[[int], Policy]] = {
 }
 
 
-def derive_seed(master_seed: int, *labels: str | int) -> int:
-    """A 63-bit seed derived from ``master_seed`` and labels, stable across runs and platforms."""
-    text = ":".join(str(part) for part in (master_seed, *labels))
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
-
-
 def play_game(game: GameState, policies: Sequence[Policy]) -> GameState:
     """Play one game to its end between policies, without a match around it: the engine's
     bare playout, for tests and the engine benchmark (a match goes through
-    :func:`play_match` and the match loop)."""
+    :func:`play_policy_match` and the match loop)."""
     while game.to_move is not None:
         seat = game.to_move
         game = apply(game, seat, policies[seat](observation(game, seat), legal_actions(game)))
@@ -80,12 +71,14 @@ class PlayedMatch:
     games: tuple[GameState, ...]
 
 
-def play_match(options: RulesOptions, seed: int, policies: Sequence[Policy]) -> PlayedMatch:
-    """Play one whole match; all chance (the draw and the deals) comes from ``seed``."""
+def play_policy_match(options: RulesOptions, seed: int, policies: Sequence[Policy]) -> PlayedMatch:
+    """Play one whole match between in-process policies, through the match loop
+    (:func:`referee.rules.play.play_match`); all chance (the draw and the deals) comes from
+    ``seed``."""
     rng = random.Random(seed)
     course: MatchCourse[NoReturn] = MatchCourse(
         "selfplay", ("0", "1"), seed, new_match(options, draw_first_master(rng))
     )
-    play(course, rng, [PolicyPlayer(policy) for policy in policies])
+    play_match(course, rng, [PolicyPlayer(policy) for policy in policies])
     assert course.match is not None
     return PlayedMatch(seed, course.match, tuple(course.games))

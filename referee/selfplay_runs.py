@@ -13,7 +13,8 @@ from referee.records import dumps_line, match_lines
 from referee.rules.game import Seat
 from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
-from referee.selfplay import POLICIES, PlayedMatch, derive_seed, play_match
+from referee.seeds import derive_seed
+from referee.selfplay import POLICIES, PlayedMatch, play_policy_match
 
 __all__ = ["SelfplaySummary", "play_selfplay", "run_selfplay"]
 
@@ -51,7 +52,7 @@ def play_selfplay(
             POLICIES[name](derive_seed(seed, "policy", number, seat))
             for seat, name in enumerate(policies)
         ]
-        yield play_match(options, derive_seed(seed, "match", number), players)
+        yield play_policy_match(options, derive_seed(seed, "match", number), players)
 
 
 def run_selfplay(

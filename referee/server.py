@@ -1,8 +1,13 @@
-"""The referee's end of the protocol: one ROUTER socket, the handshake, and bounded
+"""The referee's end of the protocol: the bots' sessions, their handshake, and bounded
 request/reply exchanges with each connected bot.
 
 Every wait here is bounded, every bot failure becomes a :class:`~referee.faults.Fault`, and
 messages that arrive late or from strangers are discarded, never raised.
+
+The server stands on :mod:`referee.edge` (its sockets, CurveZMQ, the envelope, what a hello
+is and how it is answered), :mod:`referee.peers` (which connection and process a message came
+from), :mod:`referee.session` (one bot's state) and :mod:`referee.hub_link` (remote bots lent
+by a tournament's hub).
 """
 
 from __future__ import annotations
@@ -14,17 +19,13 @@ import os
 import re
 import resource
 import secrets
-import socket as socket_module
 import time
-from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-import msgpack
 import zmq
-from zmq.auth.thread import ThreadAuthenticator
 
 from protocol import builders
 from protocol.codec import (
@@ -37,27 +38,32 @@ from protocol.codec import (
 from protocol.codes import ErrorCode, RejectCode
 from protocol.errors import ProtocolError, quoted
 from protocol.messages import MAX_ID, Hello
-from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_version
+from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
+from referee import peers
 from referee.bots import BotProcess, BotSpec, LogBudget
+from referee.edge import (
+    Envelopes,
+    Refusal,
+    ZapHandler,
+    agree_version,
+    authenticated_key,
+    read_hello,
+    router,
+    send_to,
+    sender_pid,
+    serve_curve,
+    source_descriptor,
+    welcome,
+)
 from referee.faults import Fault, FaultKind
+from referee.hub_link import HubLink
+from referee.listeners import RemoteLink, RemoteListener, bind_tcp
 from referee.rundir import PrivateDirectory, remove_stale_directories
 from referee.sandbox import SandboxPlan
+from referee.session import BotSession
 
-__all__ = [
-    "SERVER_NAME",
-    "BotServer",
-    "BotSession",
-    "RemoteLink",
-    "RemoteListener",
-    "Reply",
-    "bind_tcp",
-    "generate_keys",
-]
+__all__ = ["BotServer", "Reply"]
 
-SERVER_NAME = "aegis-ref/0.1"
-#: The socket refuses anything larger outright (dropping the peer); between this and
-#: MAX_MESSAGE_BYTES a message is received and refused as malformed, with a proper fault.
-_HARD_MESSAGE_LIMIT = 1 << 20
 #: Messages queued per peer before ZeroMQ stops reading from it: bounds a flooding bot.
 _QUEUE_LIMIT = 64
 #: Outgoing messages queued per peer. The referee has at most one request open per bot, but
@@ -74,8 +80,7 @@ _UNASKED_LIMIT = 16
 _AWAITED_LIMIT = 1024
 #: How long closing the remote socket may take to send what it holds (bots' shutdowns).
 _SHUTDOWN_LINGER_MS = 1000
-#: Largest message read from a peer that has not completed a handshake (a hello is far
-#: smaller), or from a bot that is not being asked; anything longer is not decoded.
+#: Largest message read from a bot that is not being asked; anything longer is not decoded.
 _UNASKED_MESSAGE_BYTES = 4096
 #: What a bot's last output says when an allocation failed under an rlimit (no cgroup).
 _OUT_OF_MEMORY = re.compile(r"MemoryError|bad_alloc|[Oo]ut of memory|Cannot allocate memory")
@@ -88,79 +93,9 @@ _SENDER_CACHE_LIMIT = 256
 #: The folder of the log-cap ledgers, in a server's ``log_budget_dir``.
 _LEDGERS = ".log-budget"
 # Plain ints: combining pyzmq's enum flags costs a microsecond per operation on the hot path.
-_SNDMORE = int(zmq.SNDMORE)
 _NOBLOCK = int(zmq.NOBLOCK)
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
-
-
-@dataclass(slots=True)
-class BotSession:
-    """One bot as the server knows it: its process, its connection and its counters."""
-
-    spec: BotSpec
-    token: str
-    process: BotProcess | None = None
-    identity: bytes | None = None
-    protocol: str | None = None
-    hello: Hello | None = None
-    next_id: int = 0
-    inbox: deque[dict[str, Any]] = field(default_factory=deque)
-    #: A fault seen while the bot was not being waited for (garbage between its turns, say).
-    pending_fault: Fault | None = None
-    handshake_fault: Fault | None = None
-    counters: Counter[str] = field(default_factory=Counter)
-    closed: bool = False
-    #: True for a bot that dialled in over tcp with CurveZMQ rather than being started.
-    remote: bool = False
-    #: When the bot last sent anything (monotonic seconds); idle bots are pinged.
-    last_heard: float = 0.0
-    #: Messages received from the bot since the referee last sent it a request, answers aside.
-    unasked: int = 0
-    #: Ids of the requests sent to the bot and not answered yet (their answers may still come,
-    #: late); at most :data:`_AWAITED_LIMIT`, the oldest forgotten first.
-    awaited: set[int] = field(default_factory=set)
-    #: Ids of requests whose answer has arrived and waits in the inbox to be matched.
-    answered: set[int] = field(default_factory=set)
-    #: The id of the bot's last message on this connection: each must be larger.
-    last_id: int = -1
-    #: The bot's connection in the referee's process: its file descriptor and that socket's
-    #: inode (once ZeroMQ drops the connection, the descriptor is closed or is another's).
-    connection: tuple[int, int] | None = None
-    #: Hellos with an unknown token that this bot's processes sent before a valid one.
-    rejected_hellos: int = 0
-    #: The bot's own endpoint (a started bot's ipc socket, bound for it alone).
-    endpoint: str | None = None
-    #: Where a started bot's output goes (the server's ``log_dir``), if anywhere.
-    log_path: Path | None = None
-    #: A remote bot reached through a hub (:mod:`referee.hub`): the lease asked for.
-    lease: bytes | None = None
-    #: A line lent by a hub: the referee's last id on it before the lease. An answer naming
-    #: it or an earlier id answers a request of the hub's or of an earlier match: late.
-    lease_floor: int = -1
-
-    @property
-    def name(self) -> str:
-        """The configured bot name."""
-        return self.spec.name
-
-    @property
-    def owed(self) -> int:
-        """How many requests the bot has not answered (some may have timed out)."""
-        return len(self.awaited)
-
-    @property
-    def connected(self) -> bool:
-        """True once the handshake succeeded and the bot has not been stopped."""
-        return self.identity is not None and not self.closed
-
-    def stderr_tail(self) -> tuple[str, ...]:
-        """The bot's last output lines, if the referee started it."""
-        return tuple(self.process.stderr_tail()) if self.process is not None else ()
-
-    def exited(self) -> bool:
-        """True if the referee started this bot and its process has ended."""
-        return self.process is not None and self.process.exit_code() is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +109,8 @@ class Reply:
 class BotServer:
     """Owns the referee's ROUTER socket. Each started bot gets an ipc endpoint of its own in
     a private temporary directory, bound for it alone (and, sandboxed, visible in its
-    sandbox alone).
+    sandbox alone). Remote bots dial in to a second, CurveZMQ listener (``remote``), or are
+    lent by a tournament's hub (``remote_link``).
 
     ``sandbox``: how bots are started (:func:`referee.sandbox.plan_sandbox`); default:
     unsandboxed. With the sandbox's ``freeze_opponent``, a bot is frozen while another bot
@@ -224,8 +160,7 @@ class BotServer:
         self._receive_timeout_ms = -1
         #: The session a request is waiting for, if any: only it may send large messages.
         self._asking: BotSession | None = None
-        # One packer for every message: building one per message costs a third of packing.
-        self._pack = msgpack.Packer(use_bin_type=True).pack
+        self._envelopes = Envelopes()
         self._by_identity: dict[bytes, BotSession] = {}
         self._awaiting: dict[str, BotSession] = {}
         # Remote bots: a second ROUTER on tcp with CurveZMQ; a ZAP handler admits only the
@@ -233,24 +168,23 @@ class BotServer:
         # in separate tables, so a local peer can never pose as a remote one.
         self.remote_endpoint: str | None = None
         self._remote_socket: zmq.Socket[bytes] | None = None
-        self._authenticator: ThreadAuthenticator | None = None
+        self._zap: ZapHandler | None = None
         self._by_remote_identity: dict[bytes, BotSession] = {}
         self._awaiting_keys: dict[str, BotSession] = {}
         self._poller: zmq.Poller | None = None
         self._closed = False
         #: Remote bots reached through a tournament's hub instead (``remote_link``).
-        self._link = remote_link
-        self._leases: dict[bytes, BotSession] = {}
-        self._lease_numbers = itertools.count(1)
+        self._hub: HubLink | None = None
         if remote is not None or remote_link is not None:
             try:
                 if remote_link is not None:
-                    self._link_to_hub(remote_link)
+                    self._hub = HubLink(self._context, remote_link, self._by_remote_identity)
+                    self._poll_remote(self._hub.socket)
                 else:
                     assert remote is not None
                     self._listen_remote(remote)
             except BaseException:
-                self.close()  # the context, the authenticator thread and the directory
+                self.close()  # the context, the ZAP handler's thread and the directory
                 raise
         self._next_id = 0
         self.stray_messages = 0
@@ -258,64 +192,45 @@ class BotServer:
         self._senders: dict[bytes, tuple[int, ...]] = {}
 
     def _router(self) -> zmq.Socket[bytes]:
-        socket = self._context.socket(zmq.ROUTER)
-        socket.setsockopt(zmq.LINGER, 0)
-        socket.setsockopt(zmq.MAXMSGSIZE, _HARD_MESSAGE_LIMIT)
-        socket.setsockopt(zmq.RCVHWM, _QUEUE_LIMIT)
-        socket.setsockopt(zmq.SNDHWM, _SEND_QUEUE_LIMIT)
-        socket.setsockopt(zmq.SNDTIMEO, _SEND_TIMEOUT_MS)
-        socket.setsockopt(zmq.ROUTER_MANDATORY, 1)  # sending to a gone peer raises
-        return socket
+        return router(
+            self._context,
+            receive_queue=_QUEUE_LIMIT,
+            send_queue=_SEND_QUEUE_LIMIT,
+            send_timeout_ms=_SEND_TIMEOUT_MS,
+        )
 
     def _listen_remote(self, remote: RemoteListener) -> None:
-        self._authenticator = ThreadAuthenticator(self._context)
-        self._authenticator.start()
-        self._authenticator.configure_curve_callback("aegis", _KeyCheck(self._awaiting_keys, self))
+        self._zap = ZapHandler(self._context, self._admits_key)
         socket = self._router()
         try:
-            socket.setsockopt(zmq.CURVE_SERVER, 1)
-            socket.setsockopt(zmq.CURVE_SECRETKEY, remote.secret_key.encode())
-            socket.setsockopt(zmq.CURVE_PUBLICKEY, remote.public_key.encode())
-            socket.setsockopt(zmq.ZAP_DOMAIN, b"aegis")
-            # ZMTP heartbeats: a peer that vanished without closing its connection (a host
-            # that went down) is dropped, so sending to it fails instead of waiting.
-            socket.setsockopt(zmq.HEARTBEAT_IVL, self.heartbeat_ms)
-            socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * self.heartbeat_ms)
+            serve_curve(socket, remote, self.heartbeat_ms)
             self.remote_endpoint = bind_tcp(socket, remote.host, remote.port)
         except BaseException:
             socket.close(0)  # else closing the context would wait for it forever
             raise
+        self._poll_remote(socket)
+
+    def _poll_remote(self, socket: zmq.Socket[bytes]) -> None:
+        """Read remote bots' messages from ``socket`` too (the listener, or the hub link)."""
         self._remote_socket = socket
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
         self._poller.register(socket, zmq.POLLIN)
 
-    def _link_to_hub(self, link: RemoteLink) -> None:
-        socket = self._context.socket(zmq.DEALER)
-        try:
-            socket.setsockopt(zmq.LINGER, 0)
-            socket.setsockopt(zmq.SNDHWM, _SEND_QUEUE_LIMIT)
-            socket.setsockopt(zmq.RCVHWM, _SEND_QUEUE_LIMIT)
-            socket.setsockopt(zmq.IPV6, 1)
-            if link.server_key is not None:
-                assert link.public_key is not None
-                assert link.secret_key is not None
-                socket.setsockopt(zmq.CURVE_SERVERKEY, link.server_key.encode())
-                socket.setsockopt(zmq.CURVE_PUBLICKEY, link.public_key.encode())
-                socket.setsockopt(zmq.CURVE_SECRETKEY, link.secret_key.encode())
-            socket.connect(link.endpoint)
-        except BaseException:
-            socket.close(0)
-            raise
-        self._remote_socket = socket
-        self._poller = zmq.Poller()
-        self._poller.register(self._socket, zmq.POLLIN)
-        self._poller.register(socket, zmq.POLLIN)
+    def _admits_key(self, key: str) -> bool:
+        """The ZAP check (on the handler's thread): a remote bot with the public key ``key``
+        is expected or connected."""
+        if key in self._awaiting_keys:
+            return True
+        return any(
+            session.spec.curve_public_key == key
+            for session in list(self._by_remote_identity.values())
+        )
 
     @property
     def links_remote(self) -> bool:
         """True when remote bots are lent by a tournament's hub, one match at a time."""
-        return self._link is not None
+        return self._hub is not None
 
     def expect_remote(
         self, spec: BotSpec, *, absent_wait_s: float = 0.0, busy_wait_s: float = 0.0
@@ -323,18 +238,8 @@ class BotServer:
         """Admit the remote bot with ``spec.curve_public_key``; it must dial in and say hello
         (see :meth:`handshake`). Through a hub, ask for one of its connections instead,
         waiting up to ``absent_wait_s`` if it has none, ``busy_wait_s`` if all are busy."""
-        if self._link is not None and spec.curve_public_key is not None:
-            session = BotSession(spec=spec, token="", remote=True)
-            session.lease = b"%d" % next(self._lease_numbers)
-            self._leases[session.lease] = session
-            self._to_hub(
-                b"lease",
-                session.lease,
-                spec.curve_public_key.encode(),
-                b"%d" % int(absent_wait_s * 1000),
-                b"%d" % int(busy_wait_s * 1000),
-            )
-            return session
+        if self._hub is not None and spec.curve_public_key is not None:
+            return self._hub.lease(spec, absent_wait_s=absent_wait_s, busy_wait_s=busy_wait_s)
         if self._remote_socket is None or spec.curve_public_key is None:
             session = BotSession(spec=spec, token="", remote=True)
             session.closed = True
@@ -411,8 +316,7 @@ class BotServer:
         while session.identity is None and session.handshake_fault is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                session.handshake_fault = self._fault(
-                    session,
+                session.handshake_fault = session.fault(
                     FaultKind.HANDSHAKE,
                     f"no valid hello within {timeout_s * 1000:.0f} ms",
                 )
@@ -494,6 +398,11 @@ class BotServer:
         if key is not None and self._awaiting_keys.get(key) is session:
             del self._awaiting_keys[key]
 
+    def _end_lease(self, session: BotSession) -> None:
+        """Give a lent remote bot's line back to the hub (or cancel the lease asked for)."""
+        if self._hub is not None:
+            self._hub.end(session)
+
     def close(self) -> None:
         """Close the socket and remove the private directory; idempotent."""
         if self._closed:
@@ -505,8 +414,8 @@ class BotServer:
             # moment to send them, else a bot that reconnects when its connection drops
             # would dial a closed port for ever.
             self._remote_socket.close(_SHUTDOWN_LINGER_MS)
-        if self._authenticator is not None:
-            self._authenticator.stop()
+        if self._zap is not None:
+            self._zap.stop()
         self._context.destroy(linger=0)  # closes any socket left behind by a failure
         self._dir.remove()
 
@@ -523,7 +432,7 @@ class BotServer:
         try:
             self._send(session, message)
         except _SendError as failure:
-            return self._fault(session, FaultKind.DISCONNECT, str(failure))
+            return session.fault(FaultKind.DISCONNECT, str(failure))
         return None
 
     def request(
@@ -536,7 +445,7 @@ class BotServer:
         """
         if session.pending_fault is not None:
             return session.pending_fault
-        if _dropped(session):
+        if peers.is_dropped(session.connection):
             return self._lost(session, f"before {reply_type} was asked for")
         previous = self._focus
         if previous is not session:
@@ -552,7 +461,7 @@ class BotServer:
         try:
             request_id = self._send(session, message)
         except _SendError as failure:
-            return self._fault(session, FaultKind.DISCONNECT, str(failure))
+            return session.fault(FaultKind.DISCONNECT, str(failure))
         session.unasked = 0
         awaited = session.awaited
         awaited.add(request_id)
@@ -586,8 +495,7 @@ class BotServer:
                 return pending
             now = time.monotonic()
             if now >= deadline:
-                return self._fault(
-                    session,
+                return session.fault(
                     FaultKind.TIMEOUT,
                     f"no {reply_type} within {timeout_s * 1000:.0f} ms",
                 )
@@ -597,7 +505,7 @@ class BotServer:
             if not self._pump(min(deadline - now, _POLL_SLICE), read_all=False):
                 if session.exited():
                     return self._crash_fault(session, f"while {reply_type} was awaited")
-                if _dropped(session):
+                if peers.is_dropped(session.connection):
                     return self._lost(session, f"while {reply_type} was awaited")
 
     @staticmethod
@@ -622,10 +530,11 @@ class BotServer:
         (sending to a closed connection fails at once)."""
         if session.identity is None or self._remote_socket is None:
             return False
-        envelope = {"version": session.protocol or PROTOCOL_VERSION, "id": session.next_id + 1}
-        envelope.update(builders.ping())
+        payload = self._envelopes.pack(
+            session.protocol or PROTOCOL_VERSION, session.next_id + 1, builders.ping()
+        )
         try:
-            _send_frames(self._remote_socket, session.identity, self._pack(envelope), _NOBLOCK)
+            send_to(self._remote_socket, session.identity, payload, _NOBLOCK)
         except zmq.ZMQError as error:
             return error.errno == zmq.EAGAIN  # not reading, but there
         session.next_id += 1
@@ -654,8 +563,7 @@ class BotServer:
                     return self._malformed(session, reply, str(error))
                 return reply
             if reply_to == request_id:
-                return self._fault(
-                    session,
+                return session.fault(
                     FaultKind.BOT_ERROR,
                     f"bot answered with error {quoted(reply.get('code'))}: "
                     f"{str(reply.get('message'))[:300]}",
@@ -687,8 +595,7 @@ class BotServer:
         self._send_error(
             session, reply, ErrorCode.WRONG_REPLY_ID, f"no request {reply_to} awaits an answer"
         )
-        return self._fault(
-            session,
+        return session.fault(
             FaultKind.WRONG_REPLY_ID,
             f"reply_to {reply_to} names no request awaiting an answer (never sent, not a "
             f"request, or answered already; the open request is {request_id})",
@@ -719,57 +626,6 @@ class BotServer:
                 self._dispatch(frames, last=last)
         return True
 
-    # -- remote bots lent by a hub -----------------------------------------------------------
-
-    def _to_hub(self, *command: bytes) -> None:
-        assert self._remote_socket is not None
-        with contextlib.suppress(zmq.ZMQError):  # a hub that is gone answers no lease
-            self._remote_socket.send_multipart([b"", *command], _NOBLOCK)
-
-    def _end_lease(self, session: BotSession) -> None:
-        """Give the line back to the hub (or cancel the lease still asked for)."""
-        lease, session.lease = session.lease, None
-        if lease is None or self._closed:
-            return
-        self._leases.pop(lease, None)
-        if session.identity is None:
-            self._to_hub(b"cancel", lease)
-        else:
-            self._to_hub(b"release", session.identity, b"%d" % session.next_id)
-
-    def _from_hub(self, parts: list[bytes]) -> None:
-        """A command from the hub: a line lent, a bot absent, a line gone."""
-        name, arguments = parts[1], parts[2:]
-        if name == b"leased" and len(arguments) == 5:
-            request, line, protocol, next_id, hello = arguments
-            session = self._leases.get(request)
-            if session is None or session.identity is not None:
-                # Asked for and given up on: back at once.
-                self._to_hub(b"release", line, next_id)
-                return
-            try:
-                message = validate_bot_message(decode_map(hello, max_depth=BOT_MESSAGE_DEPTH))
-            except ProtocolError:
-                message = None
-            session.identity = line
-            session.protocol = protocol.decode()
-            session.hello = message if isinstance(message, Hello) else None
-            session.next_id = session.lease_floor = int(next_id)
-            session.last_heard = time.monotonic()
-            self._by_remote_identity[line] = session
-        elif name == b"absent" and len(arguments) == 2:
-            session = self._leases.pop(arguments[0], None)
-            if session is not None and session.identity is None:
-                session.lease = None
-                session.handshake_fault = self._fault(
-                    session, FaultKind.HANDSHAKE, f"remote bot: {arguments[1].decode()}"
-                )
-        elif name == b"gone" and len(arguments) == 2:
-            gone = self._by_remote_identity.get(arguments[0])
-            if gone is not None:
-                self._note_fault(gone, FaultKind.DISCONNECT, f"remote bot: {arguments[1].decode()}")
-                gone.closed = True
-
     def _pump_both(self, timeout_s: float) -> bool:
         """The same over the local and the remote socket (only when remote bots are enabled)."""
         assert self._poller is not None
@@ -791,12 +647,13 @@ class BotServer:
                 except zmq.Again:
                     ready.pop(self._remote_socket)
                 else:
-                    if self._link is not None:
+                    if self._hub is not None:
                         self._from_link([part.bytes for part in parts])
                         continue
-                    user = parts[-1].get("User-Id") if len(parts) > 1 else ""
                     self._dispatch(
-                        [part.bytes for part in parts], remote_user=str(user or ""), last=parts[-1]
+                        [part.bytes for part in parts],
+                        remote_user=authenticated_key(parts),
+                        last=parts[-1],
                     )
             if not ready:
                 break
@@ -804,9 +661,10 @@ class BotServer:
 
     def _from_link(self, frames: list[bytes]) -> None:
         """A message from the hub: a lent bot's (``[line, payload]``) or the hub's own."""
-        if len(frames) >= 2 and not frames[0]:
-            self._from_hub(frames)
-        elif frames[0] in self._by_remote_identity:
+        assert self._hub is not None
+        if self._hub.read(frames):
+            return
+        if frames[0] in self._by_remote_identity:
             self._dispatch(frames, remote_user="")
         else:
             self.stray_messages += 1  # a line given back: a late answer
@@ -827,8 +685,7 @@ class BotServer:
         session.unasked += 1  # taken back below if the message is an answer the bot owed
         if session.unasked > _UNASKED_LIMIT:
             if session.unasked == _UNASKED_LIMIT + 1:
-                self._note_fault(
-                    session,
+                session.note_fault(
                     FaultKind.MALFORMED,
                     f"flooding: more than {_UNASKED_LIMIT} messages it was not asked for "
                     "since the referee's last request",
@@ -848,8 +705,7 @@ class BotServer:
             # This bot is not being asked, so this is no answer it owes now: refuse it
             # undecoded, or a bot could spend the referee's time, charged to the clock of
             # the bot being asked, on junk (late answers are small).
-            self._note_fault(
-                session,
+            session.note_fault(
                 FaultKind.MALFORMED,
                 f"flooding: a message of {len(payload)} bytes it was not asked for",
             )
@@ -895,22 +751,11 @@ class BotServer:
     ) -> None:
         """A message from a peer that has not completed a handshake."""
         remote = remote_user is not None
-        if len(frames) != 1 or len(frames[0]) > _UNASKED_MESSAGE_BYTES:
-            # Dropped undecoded: a peer that has not even said hello gets no decoding time
-            # beyond what a hello needs (else any local process could slow every match).
-            self.stray_messages += 1
-            return
-        data: dict[str, Any] | None = None
-        try:
-            data = decode_map(frames[0], max_depth=BOT_MESSAGE_DEPTH)
-            message = validate_bot_message(data)
-        except ProtocolError as error:
-            self.stray_messages += 1
-            if data is not None and data.get("type") == "hello":
-                self._reply_stranger(identity, remote, None, RejectCode.MALFORMED, str(error))
-            return
+        message = read_hello(frames)
         if not isinstance(message, Hello):
             self.stray_messages += 1
+            if message is not None:  # a malformed hello
+                self._reply_stranger(identity, remote, message)
             return
         refusal: str | None = None
         blame_sender = not remote
@@ -946,21 +791,14 @@ class BotServer:
             sender = self._sender(identity, last) if blame_sender else None
             if sender is not None:
                 sender.rejected_hellos += 1
-            self._reply_stranger(identity, remote, message.id, RejectCode.AUTH, refusal)
+            self._reply_stranger(identity, remote, Refusal(message.id, RejectCode.AUTH, refusal))
             self.stray_messages += 1
             return
         assert session is not None
-        chosen = negotiate_version(message.versions, self.supported_versions)
-        if chosen is None:
-            self._reply_stranger(
-                identity,
-                remote,
-                message.id,
-                RejectCode.VERSION,
-                f"no common protocol version in {message.versions}",
-            )
-            session.handshake_fault = self._fault(
-                session,
+        chosen = agree_version(message, self.supported_versions)
+        if isinstance(chosen, Refusal):
+            self._reply_stranger(identity, remote, chosen)
+            session.handshake_fault = session.fault(
                 FaultKind.VERSION,
                 f"bot speaks {', '.join(message.versions)}; "
                 f"referee speaks {', '.join(self.supported_versions)}",
@@ -970,7 +808,7 @@ class BotServer:
         session.protocol = chosen
         session.hello = message
         session.last_id = message.id
-        session.connection = _connection(last)
+        session.connection = peers.connection_of(source_descriptor(last))
         session.last_heard = time.monotonic()
         if remote:
             self._by_remote_identity[identity] = session
@@ -979,10 +817,7 @@ class BotServer:
             self._by_identity[identity] = session
             self._awaiting.pop(session.token, None)
             self._close_endpoint(session)
-        self._send(
-            session,
-            builders.welcome(message.id, chosen, SERVER_NAME, self.heartbeat_ms, MAX_MESSAGE_BYTES),
-        )
+        self._send(session, welcome(message, chosen, self.heartbeat_ms))
 
     @staticmethod
     def _foreign_hello(session: BotSession, last: zmq.Frame | None) -> str | None:
@@ -993,11 +828,11 @@ class BotServer:
         reuse another's."""
         if last is None:
             return None
-        where = _endpoint_path(last)
+        where = peers.endpoint_path(peers.connection_of(source_descriptor(last)))
         own = None if session.endpoint is None else session.endpoint.removeprefix("ipc://")
         if where is not None and own is not None and where != own:
             return "this hello came on another bot's endpoint"
-        lineage = _lineage(last)
+        lineage = peers.lineage(sender_pid(last))
         if lineage and session.process is not None and session.process.pid not in lineage:
             return "this hello comes from a process that is not the bot's or one it started"
         return None
@@ -1009,7 +844,7 @@ class BotServer:
             return None
         lineage = self._senders.get(identity)
         if lineage is None:
-            lineage = _lineage(last)
+            lineage = peers.lineage(sender_pid(last))
             if len(self._senders) >= _SENDER_CACHE_LIMIT:
                 self._senders.clear()
             self._senders[identity] = lineage
@@ -1029,8 +864,7 @@ class BotServer:
         if session.exited():
             return self._crash_fault(session, when)
         session.closed = True
-        return self._fault(
-            session,
+        return session.fault(
             FaultKind.DISCONNECT,
             f"its connection dropped {when} and its process still runs: the referee's socket "
             f"drops, unread, a message over 1 MiB (SPEC section 1: at most {MAX_MESSAGE_BYTES} "
@@ -1055,15 +889,12 @@ class BotServer:
                 return known
         return None
 
-    def _reply_stranger(
-        self, identity: bytes, remote: bool, reply_to: int | None, code: RejectCode, reason: str
-    ) -> None:
-        """Reject a ``hello`` (no session exists, so the envelope is made here)."""
-        message = {"version": PROTOCOL_VERSION, "id": self._take_id()}
-        message.update(builders.reject(reply_to, code, reason, self.supported_versions))
+    def _reply_stranger(self, identity: bytes, remote: bool, refusal: Refusal) -> None:
+        """Reject a ``hello`` (no session exists, so the id is the server's own)."""
+        payload = self._envelopes.rejection(self._take_id(), refusal, self.supported_versions)
         socket = self._remote_socket if remote and self._remote_socket else self._socket
         with contextlib.suppress(zmq.ZMQError):  # never wait for a stranger that does not read
-            _send_frames(socket, identity, self._pack(message), _NOBLOCK)
+            send_to(socket, identity, payload, _NOBLOCK)
 
     def _take_id(self) -> int:
         self._next_id += 1
@@ -1076,12 +907,10 @@ class BotServer:
             raise _SendError(f"{session.name} is not connected")
         session.next_id += 1
         message_id = session.next_id
-        envelope = {"version": session.protocol or PROTOCOL_VERSION, "id": message_id}
-        envelope.update(message)
         socket = self._remote_socket if session.remote and self._remote_socket else self._socket
-        payload = self._pack(envelope)
+        payload = self._envelopes.pack(session.protocol or PROTOCOL_VERSION, message_id, message)
         try:
-            _send_frames(socket, session.identity, payload, flags)
+            send_to(socket, session.identity, payload, flags)
         except zmq.ZMQError as error:  # EHOSTUNREACH: the peer is gone; EAGAIN: not reading
             raise _SendError(f"cannot send to {session.name}: {error}") from None
         return message_id
@@ -1098,20 +927,12 @@ class BotServer:
     def _malformed(self, session: BotSession, about: dict[str, Any], detail: str) -> Fault:
         """A malformed answer: the bot is told why in an ``error``; its fault."""
         self._send_error(session, about, ErrorCode.MALFORMED, detail)
-        return self._fault(session, FaultKind.MALFORMED, detail)
+        return session.fault(FaultKind.MALFORMED, detail)
 
     def _refuse(self, session: BotSession, about: dict[str, Any] | None, detail: str) -> None:
         """A malformed message, whenever it came: tell the bot why, and note its fault."""
         self._send_error(session, about, ErrorCode.MALFORMED, detail)
-        self._note_fault(session, FaultKind.MALFORMED, detail)
-
-    def _note_fault(self, session: BotSession, kind: FaultKind, detail: str) -> None:
-        if session.pending_fault is None:
-            session.pending_fault = self._fault(session, kind, detail)
-
-    def _fault(self, session: BotSession, kind: FaultKind, detail: str) -> Fault:
-        session.counters[kind.value] += 1
-        return Fault(kind, -1, session.name, detail, stderr_tail=session.stderr_tail())
+        session.note_fault(FaultKind.MALFORMED, detail)
 
     def _crash_fault(self, session: BotSession, when: str) -> Fault:
         process = session.process
@@ -1131,7 +952,7 @@ class BotServer:
                     if limits.address_space_mb is not None
                     else ""
                 )
-        return self._fault(session, FaultKind.CRASH, f"process ended ({how}) {when}{memory}")
+        return session.fault(FaultKind.CRASH, f"process ended ({how}) {when}{memory}")
 
 
 def _raise_file_limit() -> None:
@@ -1161,13 +982,6 @@ def _pending_fault(session: BotSession) -> Fault | None:
     return session.pending_fault
 
 
-def _send_frames(socket: zmq.Socket[bytes], identity: bytes, payload: bytes, flags: int) -> None:
-    """One message to the peer ``identity`` of a ROUTER socket. Two sends rather than
-    send_multipart, which spends more time on its enum flags than ZeroMQ on the frames."""
-    socket.send(identity, _SNDMORE | flags)
-    socket.send(payload, flags)
-
-
 def _receive(socket: zmq.Socket[bytes], flags: int) -> tuple[list[bytes], zmq.Frame]:
     """One message from a ROUTER socket: the sender's identity, then every frame it sent (at
     least one; ZeroMQ delivers a message's frames together); and the last frame as received
@@ -1179,181 +993,6 @@ def _receive(socket: zmq.Socket[bytes], flags: int) -> tuple[list[bytes], zmq.Fr
         frames.append(frame.bytes)
         if not frame.more:
             return frames, frame
-
-
-def _connection(frame: zmq.Frame | None) -> tuple[int, int] | None:
-    """The connection ``frame`` came on: the descriptor ZeroMQ read it from and its inode;
-    None if the socket does not tell."""
-    if frame is None:
-        return None
-    try:
-        fd = int(frame.get(zmq.SRCFD))
-        return fd, os.fstat(fd).st_ino
-    except (zmq.ZMQError, OSError, TypeError, ValueError):
-        return None
-
-
-def _endpoint_path(frame: zmq.Frame) -> str | None:
-    """The path of the ipc endpoint ``frame`` arrived on (the accepted connection's own
-    address); None if the socket does not tell or it is no ipc connection."""
-    connection = _connection(frame)
-    if connection is None:
-        return None
-    try:
-        with socket_module.socket(fileno=os.dup(connection[0])) as accepted:
-            name = accepted.getsockname()
-    except OSError:
-        return None
-    return name if isinstance(name, str) and name else None
-
-
-def _dropped(session: BotSession) -> bool:
-    """Whether the bot's connection is gone: ZeroMQ closed its descriptor (a message over the
-    size limit, the peer gone), which is now closed or another socket's."""
-    connection = session.connection
-    if connection is None:
-        return False
-    try:
-        return os.fstat(connection[0]).st_ino != connection[1]
-    except OSError:
-        return True
-
-
-def _lineage(frame: zmq.Frame) -> tuple[int, ...]:
-    """The pid of the process that sent ``frame`` over ipc (the socket's peer credentials),
-    then its parent's, and so on up; empty when the socket does not tell."""
-    try:
-        address = str(frame.get("Peer-Address"))
-    except zmq.ZMQError:
-        return ()
-    pid_text = address.rpartition(":")[2]
-    if not pid_text.isdigit():
-        return ()
-    lineage = [int(pid_text)]
-    while len(lineage) < 64 and lineage[-1] > 1:
-        try:
-            stat = Path(f"/proc/{lineage[-1]}/stat").read_text(encoding="ascii", errors="replace")
-            parent = int(stat.rpartition(")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-        lineage.append(parent)
-    return tuple(lineage)
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteListener:
-    """Where and with which CurveZMQ key pair (Z85 text) the referee listens for remote bots.
-
-    ``port`` 0 picks a free port; :attr:`BotServer.remote_endpoint` tells which.
-    """
-
-    host: str
-    port: int
-    public_key: str
-    secret_key: str = field(repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteLink:
-    """How a worker's referee reaches the tournament's remote bots through the hub: the
-    hub's link endpoint and, over tcp, the CurveZMQ keys (the hub's public key and the run's
-    worker key pair). Plain data: it travels in every match task."""
-
-    endpoint: str
-    server_key: str | None = None
-    public_key: str | None = None
-    secret_key: str | None = field(default=None, repr=False)
-
-
-def bind_tcp(socket: zmq.Socket[bytes], host: str, port: int) -> str:
-    """Bind ``socket`` on tcp ``host:port`` (``tcp://`` prefix, IPv6 literals with or without
-    brackets, port 0 for any free port); return the endpoint. Raises zmq.ZMQBaseError."""
-    host = host.removeprefix("tcp://").strip("[]")
-    if ":" in host:  # an IPv6 literal
-        socket.setsockopt(zmq.IPV6, 1)
-        host = f"[{host}]"
-    if port == 0:
-        port = socket.bind_to_random_port(f"tcp://{host}")
-    else:
-        socket.bind(f"tcp://{host}:{port}")
-    return f"tcp://{host}:{port}"
-
-
-def listen_problem(host: str, port: int) -> str | None:
-    """Why the referee could not listen for remote bots on ``host:port`` (a port in use, an
-    address not on this machine), or None if it can: it binds there as the referee will,
-    then lets go."""
-    if not 0 <= port <= 65535:
-        return f"cannot listen on {host}:{port}: a port is 0 to 65535"
-    context = zmq.Context()
-    try:
-        probe = context.socket(zmq.ROUTER)
-        probe.setsockopt(zmq.LINGER, 0)
-        try:
-            bind_tcp(probe, host, port)
-        except zmq.ZMQBaseError as error:
-            code = error.errno if isinstance(error, zmq.ZMQError) else None
-            reason = zmq.strerror(code) if code is not None else str(error)  # without "(addr=…)"
-            return f"cannot listen on {host}:{port}: {reason}"
-        finally:
-            probe.close(0)
-    finally:
-        context.term()
-    return None
-
-
-def read_secret_key(path: Path) -> tuple[str, str]:
-    """The key pair (public, secret) of a secret key file written by ``aegis-ref keygen``;
-    raise ValueError naming the file and the problem. A ``.pub`` file, or a key whose
-    ``.pub`` neighbour holds another public key, is refused: any 40 Z85 characters pass for
-    a secret key, and remote bots would be given the wrong public key."""
-    if path.suffix == ".pub":
-        raise ValueError(f"{path} is a public key; give the secret key file (without .pub)")
-    try:
-        secret = path.read_text(encoding="ascii").strip()
-        public = zmq.curve_public(secret.encode()).decode()
-    except OSError as error:
-        raise ValueError(f"cannot read key file {path}: {error.strerror or error}") from None
-    except (UnicodeError, ValueError, zmq.ZMQError) as error:
-        raise ValueError(
-            f"{path} does not hold a CurveZMQ secret key (40 Z85 characters, as "
-            f"'aegis-ref keygen' writes): {error}"
-        ) from None
-    paired = path.with_name(path.name + ".pub")
-    try:
-        stated = paired.read_text(encoding="ascii").strip() if paired.is_file() else public
-    except (OSError, UnicodeError) as error:
-        raise ValueError(f"cannot read {paired}: {error}") from None
-    if stated != public:
-        raise ValueError(
-            f"the secret key in {path} does not match {paired.name} next to it: remote bots "
-            "would be given the wrong public key"
-        )
-    return public, secret
-
-
-def generate_keys() -> tuple[str, str]:
-    """A new CurveZMQ key pair as Z85 text: (public, secret)."""
-    public, secret = zmq.curve_keypair()
-    return public.decode(), secret.decode()
-
-
-class _KeyCheck:
-    """ZAP callback: admit a CurveZMQ client only if a remote bot with its key is expected or
-    connected."""
-
-    def __init__(self, awaiting: dict[str, BotSession], server: BotServer) -> None:
-        self._awaiting = awaiting
-        self._server = server
-
-    def callback(self, domain: str, key: bytes) -> bool:
-        text = key.decode() if isinstance(key, bytes) else str(key)
-        if text in self._awaiting:
-            return True
-        return any(
-            session.spec.curve_public_key == text
-            for session in list(self._server._by_remote_identity.values())
-        )
 
 
 class _SendError(Exception):

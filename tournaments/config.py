@@ -26,12 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from referee.bots import BotSpec, ResourceLimits
 from referee.build import BuildLimits
 from referee.bundled import BOT_NAME_PATTERN, bundled_bot_names, sample_bots_dir
+from referee.listeners import RemoteListener, read_secret_key
 from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
 from referee.sandbox import SandboxMode, bot_home
-from referee.selfplay import derive_seed
-from referee.server import RemoteListener, read_secret_key
+from referee.seeds import derive_seed
+from referee.time_control import TimeControl
 from tournaments.errors import ConfigError, ConfigIssue
 
 __all__ = [

@@ -33,11 +33,12 @@ from types import TracebackType
 
 from referee.bots import BotSpec
 from referee.faults import Fault, FaultKind
+from referee.listeners import RemoteListener
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner
 from referee.sandbox import SandboxPlan
-from referee.selfplay import derive_seed
-from referee.server import RemoteListener
+from referee.seeds import derive_seed
+from referee.time_control import TimeControl
 from tournaments.errors import TournamentError
 from tournaments.ratings import fit_elo
 from tournaments.sprt import PairCounts, PairOutcome, signed

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
 
 __all__ = [
     "ScheduledMatch",

@@ -54,8 +54,8 @@ from typing import Any
 from referee.bots import BotSpec
 from referee.cgroups import detect_cgroups
 from referee.hub import RemoteHub
+from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
-from referee.server import RemoteLink, listen_problem
 from tournaments.config import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.forfeits import BotForfeits, ForfeitTally

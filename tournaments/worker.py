@@ -51,12 +51,13 @@ from typing import Any
 
 from referee.bots import BotSpec, kill_until_gone
 from referee.cgroups import release_folders
+from referee.listeners import RemoteLink
 from referee.preflight import PreflightResult, preflight_bots
 from referee.records import dumps_line
 from referee.rules.options import RulesOptions
-from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.runner import MatchReport, MatchRunner
 from referee.sandbox import SandboxPlan, bubblewrap_problem
-from referee.server import RemoteLink
+from referee.time_control import TimeControl
 from tournaments import reaper
 from tournaments.errors import ClusterError
 

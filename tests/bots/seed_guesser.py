@@ -45,7 +45,7 @@ from referee.rules.cards import DECK, Card, draw_beats
 from referee.rules.game import HAND_SIZE, Seat, new_game, observation, shuffled_deck
 from referee.rules.match import draw_first_master, first_master
 from referee.rules.options import RulesOptions
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
 
 _INDEX = {str(card): index for index, card in enumerate(DECK)}
 _CARDS = len(DECK)

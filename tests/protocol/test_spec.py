@@ -9,8 +9,8 @@ from typing import get_args
 from protocol.examples_gen import EXAMPLE_BEGIN, SPEC_PATH
 from protocol.messages import HEARTBEAT_MEANING, ErrorMessage, ObservationInfo, Reject, Welcome
 from referee.conformance import REJECT_EXIT_SECONDS, SHUTDOWN_SECONDS
+from referee.listeners import generate_keys
 from referee.rules.options import RulesOptions
-from referee.server import generate_keys
 
 from .strategies import EVENT_KINDS, MESSAGE_TYPES
 

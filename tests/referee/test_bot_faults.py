@@ -20,8 +20,9 @@ import zmq
 
 from referee.bots import BotSpec
 from referee.faults import FaultKind
-from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.runner import MatchReport, MatchRunner
 from referee.server import BotServer
+from referee.time_control import TimeControl
 from tests.referee.test_runner import FAST, RAWBOT, rawbot
 
 #: The id of rawbot's answer to its second decision.

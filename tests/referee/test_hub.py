@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from referee.hub import LineCounts, RemoteHub
-from referee.server import RemoteListener, generate_keys
+from referee.listeners import RemoteListener, generate_keys
 from tests.processes import eventually
 
 REFEREE = generate_keys()

@@ -22,8 +22,8 @@ from referee.rules.actions import Action, parse_action
 from referee.rules.game import Observation, Seat, new_game
 from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
-from referee.selfplay import FirstLegalPolicy, play_match
+from referee.selfplay import FirstLegalPolicy, play_policy_match
+from referee.time_control import TimeControl
 from tests.referee.helpers import deal
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
@@ -98,7 +98,7 @@ def test_same_match_as_in_process_first_against_first(human_seat: Seat) -> None:
     assert not outcome.abandoned
     report = outcome.report
     assert report.faults == []
-    expected = play_match(FAST, 21, [FirstLegalPolicy(), FirstLegalPolicy()])
+    expected = play_policy_match(FAST, 21, [FirstLegalPolicy(), FirstLegalPolicy()])
     assert report.match is not None
     assert report.match.result == expected.match.result
     assert [game.history for game in report.games] == [game.history for game in expected.games]

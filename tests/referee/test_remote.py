@@ -20,8 +20,10 @@ from typer.testing import CliRunner
 from referee.bots import BotSpec
 from referee.bundled import BotNameError, resolve_bot
 from referee.faults import FaultKind
-from referee.runner import MatchRunner, TimeControl
-from referee.server import BotServer, RemoteListener, generate_keys, listen_problem
+from referee.listeners import RemoteListener, generate_keys, listen_problem
+from referee.runner import MatchRunner
+from referee.server import BotServer
+from referee.time_control import TimeControl
 from tournaments.cli import app
 
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"

@@ -26,8 +26,9 @@ from referee.faults import FaultKind
 from referee.rules.game import Seat
 from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner
 from referee.server import BotServer, Reply
+from referee.time_control import TimeControl
 from tests.protocol.sdk_support import python_script, wait_gone
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"

@@ -26,7 +26,7 @@ import pytest
 from referee.bots import BotSpec, ResourceLimits
 from referee.cgroups import detect_cgroups
 from referee.faults import FaultKind
-from referee.runner import MatchReport, MatchRunner, TimeControl
+from referee.runner import MatchReport, MatchRunner
 from referee.sandbox import (
     SandboxUnavailableError,
     bot_home,
@@ -34,6 +34,7 @@ from referee.sandbox import (
     plan_sandbox,
     sandbox_command,
 )
+from referee.time_control import TimeControl
 from tests.processes import processes_running
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
@@ -441,7 +442,8 @@ import resource, sys
 sys.path.insert(0, sys.argv[1])
 resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 from referee.bots import BotSpec
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner
+from referee.time_control import TimeControl
 from referee.sandbox import plan_sandbox
 from pathlib import Path
 flooder = BotSpec("hostile", (sys.executable, sys.argv[2], "connection-flood", "3000"))

@@ -24,10 +24,11 @@ import zmq
 from referee.bots import BotSpec
 from referee.bundled import resolve_bot, sample_bots_dir
 from referee.conformance import REJECT_EXIT_SECONDS
+from referee.listeners import RemoteListener, generate_keys
 from referee.records import dumps_line, verify_lines
 from referee.rules.options import RulesOptions
-from referee.runner import MatchReport, MatchRunner, TimeControl
-from referee.server import RemoteListener, generate_keys
+from referee.runner import MatchReport, MatchRunner
+from referee.time_control import TimeControl
 
 #: A generous warm-up: the first start of a bot may install or build it.
 TIME_CONTROL = TimeControl(decision_ms=1000, warmup_ms=20000)

@@ -28,8 +28,9 @@ from referee.rules.game import (
     shuffled_deck,
 )
 from referee.rules.options import RulesOptions
-from referee.runner import MatchRunner, TimeControl
+from referee.runner import MatchRunner
 from referee.sandbox import bubblewrap_problem, plan_sandbox
+from referee.time_control import TimeControl
 from sample_bots.greedy.bot import (
     ALL_CARDS,
     GreedyPlayer,

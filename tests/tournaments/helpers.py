@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from referee.bots import processes_with_environment
-from referee.server import generate_keys
+from referee.listeners import generate_keys
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 #: The installed console script, next to the interpreter running the tests.

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from referee.bundled import bundled_bot_names, sample_bots_dir
+from referee.listeners import RemoteListener, generate_keys
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
-from referee.selfplay import derive_seed
-from referee.server import RemoteListener, generate_keys
+from referee.seeds import derive_seed
+from referee.time_control import TimeControl
 from tournaments.config import DaskTLS, ExecutorSetup, TournamentSetup, load_config
 from tournaments.errors import ConfigError
 

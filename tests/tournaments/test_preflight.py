@@ -18,8 +18,8 @@ from pathlib import Path
 import yaml
 
 from referee.bots import BotSpec
+from referee.listeners import generate_keys
 from referee.sandbox import SandboxPlan
-from referee.server import generate_keys
 from tests.tournaments.helpers import (
     rawbot_entry,
     run_cli,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.server import generate_keys
+from referee.listeners import generate_keys
 from tests.referee.test_remote import remote_bot
 from tests.tournaments.helpers import RAWBOT, assert_stored_exactly_once, remote_tournament
 from tests.tournaments.test_tournament import quiet, rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
 from tournaments.schedule import (
     match_id,
     match_seed,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from referee.selfplay import derive_seed
+from referee.seeds import derive_seed
 from tests.tournaments.helpers import (
     FAST_RULES,
     RAWBOT,

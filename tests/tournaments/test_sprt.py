@@ -12,7 +12,8 @@ from collections.abc import Callable
 import pytest
 
 from referee.rules.options import RulesOptions
-from referee.selfplay import POLICIES, derive_seed, play_match
+from referee.seeds import derive_seed
+from referee.selfplay import POLICIES, play_policy_match
 from tests.tournaments.sprt_formulas import iterative_llr, recomputed_path
 from tournaments.sprt import (
     PAIR_SCORES,
@@ -278,7 +279,7 @@ def _in_process_pair(new: str, old: str, seed: int) -> Callable[[int], PairOutco
                 POLICIES[name](derive_seed(seed, "policy", number, seat))
                 for seat, name in enumerate(names)
             ]
-            result = play_match(FAST_RULES, pair_seed, policies).match.result
+            result = play_policy_match(FAST_RULES, pair_seed, policies).match.result
             assert result is not None
             won += result.winner == new_seat
         return PairOutcome(won)

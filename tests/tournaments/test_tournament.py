@@ -22,8 +22,8 @@ import pytest
 import yaml
 from rich.console import Console
 
+from referee.listeners import generate_keys
 from referee.records import verify_lines
-from referee.server import generate_keys
 from tests.tournaments.cli.helpers import invoke
 from tests.tournaments.helpers import (
     RAWBOT,

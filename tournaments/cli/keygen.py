@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from referee.server import generate_keys
+from referee.listeners import generate_keys
 from tournaments.cli.common import EXIT_UNREADABLE
 
 __all__ = ["app", "keygen"]

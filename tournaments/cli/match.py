@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from referee.faults import explain_fault
-from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
+from referee.time_control import TimeControl
 from tournaments.cli.common import (
     EXIT_UNREADABLE,
     plural,

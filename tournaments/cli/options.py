@@ -18,11 +18,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from referee.listeners import RemoteListener, listen_problem, read_secret_key
 from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
 from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
-from referee.server import RemoteListener, listen_problem, read_secret_key
+from referee.time_control import TimeControl
 
 __all__ = [
     "BOT_HELP",

@@ -41,8 +41,8 @@ from referee.rules.cards import Card, parse_card
 from referee.rules.errors import AegisError
 from referee.rules.game import Observation, Phase, Role, Seat
 from referee.rules.options import RulesOptions
-from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
+from referee.time_control import TimeControl
 from tournaments.cli.options import (
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,

@@ -25,8 +25,8 @@ from rich.live import Live
 from rich.text import Text
 
 from referee.faults import explain_fault
-from referee.runner import TimeControl
 from referee.sandbox import SandboxMode
+from referee.time_control import TimeControl
 from tournaments.cli.common import resolve_two_bots, write_record_or_exit
 from tournaments.cli.options import (
     BOT_HELP,

@@ -20,7 +20,7 @@ from referee.rules.match import (
     start_game,
 )
 from referee.rules.options import RulesOptions
-from referee.selfplay import FirstLegalPolicy, RandomPolicy, play_game, play_match
+from referee.selfplay import FirstLegalPolicy, RandomPolicy, play_game, play_policy_match
 from tests.referee.helpers import DEFAULTS, cards, deal, run
 
 # Trump clubs; the kings' hand takes three tricks against the queens' hand if it leads.
@@ -330,10 +330,10 @@ def test_finish_game_does_not_change_its_input() -> None:
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_play_match_is_reproducible_and_ends(seed: int) -> None:
+def test_play_policy_match_is_reproducible_and_ends(seed: int) -> None:
     policies = [RandomPolicy(seed), RandomPolicy(seed + 100)]
-    played = play_match(DEFAULTS, seed, policies)
-    again = play_match(DEFAULTS, seed, [RandomPolicy(seed), RandomPolicy(seed + 100)])
+    played = play_policy_match(DEFAULTS, seed, policies)
+    again = play_policy_match(DEFAULTS, seed, [RandomPolicy(seed), RandomPolicy(seed + 100)])
     assert played == again
     match = played.match
     assert match.result is not None

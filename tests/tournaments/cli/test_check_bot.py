@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.conformance import CHECKLIST, REMOTE_CHECKLIST
-from referee.server import generate_keys
+from referee.listeners import generate_keys
 from tests.referee.test_remote import RANDOM_BOT, remote_bot
 from tests.tournaments.helpers import free_port
 from tournaments.cli import app
