@@ -334,6 +334,24 @@ _INTERPRETER = re.compile(
 )
 
 
+def shown_directories(search_path: str, shown: Sequence[str]) -> tuple[str, str]:
+    """Split a ``PATH`` value in two: the directories under ``shown`` (what a sandbox shows),
+    in order, and those it does not show, both joined by ``:``."""
+    real = [os.path.realpath(path) for path in shown]
+    kept: list[str] = []
+    left_out: list[str] = []
+    for directory in search_path.split(":"):
+        if not directory:
+            continue
+        # Its own path must be shown (bound, or a system link such as /bin -> usr/bin), and
+        # where it leads too.
+        inside = _is_under(os.path.realpath(directory), real) and _is_under(
+            directory, [*shown, *real]
+        )
+        (kept if inside else left_out).append(directory)
+    return ":".join(kept), ":".join(left_out)
+
+
 class ProgramNotShownError(OSError):
     """A bot's program (or its script) lies outside every folder its sandbox shows."""
 
