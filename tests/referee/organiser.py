@@ -78,3 +78,21 @@ def organiser_environment(home: Path | None = None) -> dict[str, str]:
         "HOME": str(home or "/nonexistent"),
         "LANG": "C.UTF-8",
     }
+
+
+def organiser_venv(folder: Path) -> Path:
+    """A virtual environment in ``folder`` of the system Python that holds this project and
+    the tests' packages (a ``.pth`` file naming them), as an organiser's install would:
+    processes started with ``python -I`` (the reaper) import the project too. Return its
+    Python."""
+    subprocess.run(
+        [str(SYSTEM_PYTHON), "-m", "venv", "--without-pip", str(folder)],
+        check=True,
+        capture_output=True,
+    )
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    site_packages = folder / "lib" / version / "site-packages"
+    (site_packages / "aegis-ref-tests.pth").write_text(
+        f"{PROJECT}\n{sysconfig.get_paths()['purelib']}\n"
+    )
+    return folder / "bin" / "python"
