@@ -46,7 +46,7 @@ from referee.bundled import resolve_bot
 from referee.rules.options import RulesOptions
 from referee.time_control import TimeControl
 from tournaments.cluster import open_cluster
-from tournaments.config import ExecutorSetup, TournamentSetup
+from tournaments.config.tournament import ExecutorSetup, TournamentSetup
 from tournaments.render import QuietDisplay
 from tournaments.tournament import run_tournament
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.bots import BotSpec
-from tournaments.config import ExecutorSetup
+from tournaments.config.tournament import ExecutorSetup
 from tournaments.errors import ClusterError
 from tournaments.worker import bot_problems, close_worker_runner
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tournaments.config import TournamentSetup
+from tournaments.config.tournament import TournamentSetup
 from tournaments.ratings import fit_elo
 from tournaments.render import TournamentDisplay
 from tournaments.standings import BotRecord, tally, win_counts

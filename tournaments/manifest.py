@@ -33,7 +33,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from referee.bots import ResourceLimits
-from tournaments.config import (
+from tournaments.config.tournament import (
     _BOT_NAME_RULE,
     BOT_NAME_PATTERN,
     LimitsConfig,

@@ -50,7 +50,7 @@ from referee.bots import BotSpec
 from referee.build import run_build
 from referee.conformance import CheckSettings, ItemResult, Status, check_bot
 from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
-from tournaments.config import TournamentSetup, load_config
+from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import (
     ConfigError,
     SubmissionRejectedError,

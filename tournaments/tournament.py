@@ -56,7 +56,7 @@ from referee.cgroups import detect_cgroups
 from referee.hub import RemoteHub
 from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
-from tournaments.config import TournamentSetup
+from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.forfeits import BotForfeits, ForfeitTally
 from tournaments.preflight import preflight as preflight_bots

@@ -9,7 +9,7 @@ import yaml
 from rich.console import Console
 
 from tests.tournaments.helpers import rawbot_entry, wait_no_processes, write_config
-from tournaments.config import load_config
+from tournaments.config.tournament import load_config
 from tournaments.render import QuietDisplay
 from tournaments.tournament import run_tournament
 

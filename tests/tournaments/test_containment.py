@@ -22,7 +22,7 @@ from referee.cgroups import detect_cgroups
 from referee.sandbox import bubblewrap_problem
 from tests.processes import eventually, processes_running
 from tests.tournaments.helpers import AEGIS_REF, FAST_RULES, run_cli
-from tournaments.config import load_config
+from tournaments.config.tournament import load_config
 from tournaments.render import QuietDisplay, print_standings
 from tournaments.standings import Standings, load_standings
 from tournaments.store import open_store

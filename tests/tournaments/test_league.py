@@ -24,7 +24,7 @@ from tests.tournaments.cli.helpers import invoke
 from tests.tournaments.helpers import AEGIS_REF, processes_with_marker, wait_no_processes
 from tests.tournaments.stored import new_store, store_match
 from tests.tournaments.submission_helpers import SAMPLE_BOTS, c_bot, python_bot, write_league
-from tournaments.config import load_config, parse_config
+from tournaments.config.tournament import load_config, parse_config
 from tournaments.errors import ConfigError, TournamentError
 from tournaments.league import bot_history
 from tournaments.schedule import ScheduledMatch, match_id, schedule

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from referee.bots import BotSpec
 from referee.hub import LineCounts
-from tournaments.config import TournamentSetup
+from tournaments.config.tournament import TournamentSetup
 from tournaments.remote import RemoteGate, advertised_host
 from tournaments.render import QuietDisplay
 from tournaments.schedule import ScheduledMatch

@@ -18,7 +18,7 @@ from referee.listeners import generate_keys
 from tests.referee.test_remote import remote_bot
 from tests.tournaments.helpers import RAWBOT, assert_stored_exactly_once, remote_tournament
 from tests.tournaments.test_tournament import quiet, rows
-from tournaments.config import load_config
+from tournaments.config.tournament import load_config
 from tournaments.tournament import run_tournament
 
 

@@ -21,7 +21,7 @@ from tests.tournaments.helpers import (
     wait_no_processes,
     write_config,
 )
-from tournaments.config import load_config
+from tournaments.config.tournament import load_config
 from tournaments.schedule import match_seed
 from tournaments.seeds import SMALL_SEED, draw_seed, small_seed_warning
 from tournaments.store import StoredMeta, open_store, read_meta

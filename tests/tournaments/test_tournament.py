@@ -38,7 +38,7 @@ from tests.tournaments.helpers import (
     winners,
     write_config,
 )
-from tournaments.config import load_config
+from tournaments.config.tournament import load_config
 from tournaments.errors import StoreMismatchError, TournamentError
 from tournaments.render import QuietDisplay
 from tournaments.standings import load_standings

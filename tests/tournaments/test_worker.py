@@ -18,7 +18,7 @@ from rich.console import Console
 from referee.bots import BotSpec, ResourceLimits
 from tests.tournaments.helpers import wait_no_processes, winners, write_config
 from tournaments import worker
-from tournaments.config import load_config
+from tournaments.config.tournament import load_config
 from tournaments.errors import ClusterError
 from tournaments.render import QuietDisplay
 from tournaments.tournament import run_tournament

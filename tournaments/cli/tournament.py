@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 
 from tournaments.cli.common import invoked_as
-from tournaments.config import TournamentSetup, load_config
+from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import PreflightError, TournamentError
 from tournaments.render import (
     LinesDisplay,

@@ -14,10 +14,10 @@ from referee.listeners import RemoteListener, generate_keys
 from referee.rules.options import RulesOptions
 from referee.seeds import derive_seed
 from referee.time_control import TimeControl
-from tournaments.config import DaskTLS, ExecutorSetup, TournamentSetup, load_config
+from tournaments.config.tournament import DaskTLS, ExecutorSetup, TournamentSetup, load_config
 from tournaments.errors import ConfigError
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "tournaments" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "tournaments" / "examples"
 
 
 def load(tmp_path: Path, text: str) -> TournamentSetup:
