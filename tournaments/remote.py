@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from referee.bots import BotSpec
 from referee.hub import LineCounts
-from tournaments.schedule import ScheduledMatch
+from tournaments.schedule.pairings import ScheduledMatch
 
 __all__ = ["RemoteGate", "advertised_host"]
 

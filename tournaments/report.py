@@ -39,7 +39,7 @@ from tournaments.report_data import (
     ReportData,
     read_report,
 )
-from tournaments.schedule import pairing_key
+from tournaments.schedule.pairings import pairing_key
 from tournaments.standings import Standings, load_standings
 from tournaments.store import StoredMatch, StoredMeta, open_store
 

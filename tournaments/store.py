@@ -47,8 +47,8 @@ from typing import Any, Concatenate, ParamSpec, TypeGuard, TypeVar
 
 from referee.bots import BotSpec
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
-from tournaments.schedule import ScheduledMatch
-from tournaments.seeds import draw_seed
+from tournaments.schedule.pairings import ScheduledMatch
+from tournaments.schedule.seeds import draw_seed
 
 __all__ = [
     "DATABASE_NAME",
@@ -432,7 +432,7 @@ def ensure_meta(
     the master seed to play with.
 
     ``seed`` None (a config without one) means the store's own: a new store draws a secret
-    one (:func:`~tournaments.seeds.draw_seed`) and keeps it, an existing one gives back the
+    one (:func:`~tournaments.schedule.seeds.draw_seed`) and keeps it, an existing one gives back the
     seed it keeps, so that a resumed tournament deals from the seed it started with. The
     name and the rating anchor do not change results and are simply updated.
     """

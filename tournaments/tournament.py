@@ -62,8 +62,8 @@ from tournaments.forfeits import BotForfeits, ForfeitTally
 from tournaments.preflight import preflight as preflight_bots
 from tournaments.remote import RemoteGate, advertised_host
 from tournaments.render import TournamentDisplay
-from tournaments.schedule import ScheduledMatch, schedule, schedule_size
-from tournaments.seeds import small_seed_warning
+from tournaments.schedule.pairings import ScheduledMatch, schedule, schedule_size
+from tournaments.schedule.seeds import small_seed_warning
 from tournaments.standings import Standings, load_standings
 from tournaments.store import (
     count_unscheduled,
@@ -593,7 +593,7 @@ def run_tournament(
     Dask cluster (:func:`tournaments.cluster.open_cluster`), shut down or disconnected at the
     end; a given executor is used with the setup's concurrency and left running. A setup
     without a seed plays from its store's (:func:`~tournaments.store.ensure_meta`). A seed
-    small enough for a bot to find (:func:`~tournaments.seeds.small_seed_warning`) is
+    small enough for a bot to find (:func:`~tournaments.schedule.seeds.small_seed_warning`) is
     reported to ``warn`` (default: the display's notes) before anything is played. With
     ``preflight``, when matches are left to play, every started bot is first started once
     and must say hello (:mod:`tournaments.preflight`). Raises :class:`TournamentError`

@@ -27,7 +27,7 @@ from tests.tournaments.submission_helpers import SAMPLE_BOTS, c_bot, python_bot,
 from tournaments.config.tournament import load_config, parse_config
 from tournaments.errors import ConfigError, TournamentError
 from tournaments.league import bot_history
-from tournaments.schedule import ScheduledMatch, match_id, schedule
+from tournaments.schedule.pairings import ScheduledMatch, match_id, schedule
 from tournaments.standings import load_standings
 from tournaments.store import add_schedule, open_store, retire_bots, retired_bots
 from tournaments.submissions import State, SubmissionStore, enter_submissions, load_league

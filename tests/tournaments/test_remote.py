@@ -14,7 +14,7 @@ from referee.hub import LineCounts
 from tournaments.config.tournament import TournamentSetup
 from tournaments.remote import RemoteGate, advertised_host
 from tournaments.render import QuietDisplay
-from tournaments.schedule import ScheduledMatch
+from tournaments.schedule.pairings import ScheduledMatch
 from tournaments.tournament import StopRequest, _Coordinator
 
 KEYS = {"far": "f" * 40, "near": "n" * 40}

@@ -12,8 +12,8 @@ import pytest
 from tests.tournaments.stored import new_store, row, store_match
 from tournaments import store
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
-from tournaments.schedule import schedule
-from tournaments.seeds import SMALL_SEED
+from tournaments.schedule.pairings import schedule
+from tournaments.schedule.seeds import SMALL_SEED
 from tournaments.store import (
     DecisionTimes,
     StoredFault,

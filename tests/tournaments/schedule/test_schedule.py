@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from referee.seeds import derive_seed
-from tournaments.schedule import (
+from tournaments.schedule.pairings import (
     match_id,
     match_seed,
     pairing_key,

@@ -22,11 +22,11 @@ from tests.tournaments.helpers import (
     write_config,
 )
 from tournaments.config.tournament import load_config
-from tournaments.schedule import match_seed
-from tournaments.seeds import SMALL_SEED, draw_seed, small_seed_warning
+from tournaments.schedule.pairings import match_seed
+from tournaments.schedule.seeds import SMALL_SEED, draw_seed, small_seed_warning
 from tournaments.store import StoredMeta, open_store, read_meta
 
-SEED_GUESSER = Path(__file__).resolve().parents[1] / "bots" / "seed_guesser.py"
+SEED_GUESSER = Path(__file__).resolve().parents[2] / "bots" / "seed_guesser.py"
 
 
 def test_drawn_seeds_are_long_and_new() -> None:

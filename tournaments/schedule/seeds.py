@@ -1,6 +1,6 @@
 """Master seeds: a secret one drawn when a config names none, and a warning for small ones.
 
-Every deal of a tournament follows from its master seed (:mod:`tournaments.schedule`), and
+Every deal of a tournament follows from its master seed (:mod:`tournaments.schedule.pairings`), and
 the engine is public. So the seed is the only secret between a bot and every card of every
 game: a bot that knows its own first hand (or its ``AEGIS_SEED``, derived from the master
 seed and its name) can try seeds one by one until one deals that hand, and from then on
