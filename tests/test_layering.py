@@ -362,7 +362,7 @@ def test_the_store_alone_runs_sql() -> None:
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             module = _module_name(path)
-            if module == "tournaments.store":
+            if module == "tournaments.store.database":
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (

@@ -41,7 +41,7 @@ from tournaments.report_data import (
 )
 from tournaments.schedule.pairings import pairing_key
 from tournaments.standings import Standings, load_standings
-from tournaments.store import StoredMatch, StoredMeta, open_store
+from tournaments.store.database import StoredMatch, StoredMeta, open_store
 
 __all__ = [
     "MAX_PROGRESSION_LINES",

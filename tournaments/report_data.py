@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from tournaments.ratings import fit_elo
 from tournaments.standings import Standings, load_standings
-from tournaments.store import (
+from tournaments.store.database import (
     StoredMatch,
     StoredMeta,
     count_results,

@@ -1,13 +1,13 @@
 """Standings: per-bot tallies, ratings and the crosstable, as plain functions over results.
 
-The input is the store's :class:`~tournaments.store.ResultGroup` rows (results summed by
+The input is the store's :class:`~tournaments.store.database.ResultGroup` rows (results summed by
 seats and outcome), so the work and memory grow with the number of pairings, not matches.
 A forfeit is a loss for the bot that faulted; a void match (both bots failed before the
 first game) counts for nobody and is only tallied as void.
 
 The intervals of the ratings treat a duplicate pair (the two matches of a round between two
 bots, which share their deals) as the unit, as the SPRT does, given the store's
-:class:`~tournaments.store.PairGroup` rows; the intervals that count every match as
+:class:`~tournaments.store.database.PairGroup` rows; the intervals that count every match as
 independent are kept beside them (:class:`~tournaments.ratings.Rating`).
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from tournaments.ratings import PairResults, Rating, RatingFit, fit_elo
 from tournaments.sprt import PairCounts
-from tournaments.store import (
+from tournaments.store.database import (
     PairGroup,
     ResultGroup,
     count_results,

@@ -65,7 +65,7 @@ from tournaments.render import TournamentDisplay
 from tournaments.schedule.pairings import ScheduledMatch, schedule, schedule_size
 from tournaments.schedule.seeds import small_seed_warning
 from tournaments.standings import Standings, load_standings
-from tournaments.store import (
+from tournaments.store.database import (
     count_unscheduled,
     ensure_meta,
     is_stored,
@@ -592,7 +592,7 @@ def run_tournament(
     ``executor`` defaults to the setup's: :func:`make_executor` with its concurrency, or a
     Dask cluster (:func:`tournaments.cluster.open_cluster`), shut down or disconnected at the
     end; a given executor is used with the setup's concurrency and left running. A setup
-    without a seed plays from its store's (:func:`~tournaments.store.ensure_meta`). A seed
+    without a seed plays from its store's (:func:`~tournaments.store.database.ensure_meta`). A seed
     small enough for a bot to find (:func:`~tournaments.schedule.seeds.small_seed_warning`) is
     reported to ``warn`` (default: the display's notes) before anything is played. With
     ``preflight``, when matches are left to play, every started bot is first started once

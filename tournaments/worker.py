@@ -380,7 +380,8 @@ def _timings_summary(report: MatchReport) -> dict[str, Any]:
 def result_row(
     report: MatchReport, *, record_path: str, duration_s: float, worker: str
 ) -> dict[str, Any]:
-    """The results-store row of a played match (see ``tournaments.store.RESULT_COLUMNS``)."""
+    """The results-store row of a played match (see
+    ``tournaments.store.database.RESULT_COLUMNS``)."""
     result = None if report.match is None else report.match.result
     void = report.void or result is None
     fault = report.forfeit_fault

@@ -25,7 +25,7 @@ from tests.tournaments.helpers import AEGIS_REF, FAST_RULES, run_cli
 from tournaments.config.tournament import load_config
 from tournaments.render import QuietDisplay, print_standings
 from tournaments.standings import Standings, load_standings
-from tournaments.store import open_store
+from tournaments.store.database import open_store
 from tournaments.tournament import run_tournament
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"

@@ -17,7 +17,7 @@ from tournaments.ratings import PAIR_UNIT, fit_elo
 from tournaments.render import CSV_COLUMNS
 from tournaments.sprt import PairCounts
 from tournaments.standings import load_standings, tally
-from tournaments.store import PairGroup, ResultGroup, open_store, pair_results
+from tournaments.store.database import PairGroup, ResultGroup, open_store, pair_results
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ from tournaments.config.tournament import load_config
 from tournaments.errors import StoreMismatchError, TournamentError
 from tournaments.render import QuietDisplay
 from tournaments.standings import load_standings
-from tournaments.store import open_store
+from tournaments.store.database import open_store
 from tournaments.tournament import StopRequest, cpus_text, run_tournament, worker_cpus
 
 T = TypeVar("T")

@@ -31,7 +31,7 @@ from tournaments.render import (
 )
 from tournaments.report import REPORT_NAME, write_report
 from tournaments.standings import load_standings
-from tournaments.store import open_store
+from tournaments.store.database import open_store
 from tournaments.tournament import RunSummary, StopRequest, handle_stop_signals, run_tournament
 
 __all__ = [

@@ -24,7 +24,7 @@ from tests.tournaments.helpers import (
 from tournaments.config.tournament import load_config
 from tournaments.schedule.pairings import match_seed
 from tournaments.schedule.seeds import SMALL_SEED, draw_seed, small_seed_warning
-from tournaments.store import StoredMeta, open_store, read_meta
+from tournaments.store.database import StoredMeta, open_store, read_meta
 
 SEED_GUESSER = Path(__file__).resolve().parents[2] / "bots" / "seed_guesser.py"
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from tests.tournaments.stored import new_store, row, store_match
-from tournaments import store
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule.pairings import schedule
 from tournaments.schedule.seeds import SMALL_SEED
-from tournaments.store import (
+from tournaments.store import database as store
+from tournaments.store.database import (
     DecisionTimes,
     StoredFault,
     add_schedule,

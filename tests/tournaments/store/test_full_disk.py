@@ -23,7 +23,12 @@ from tests.tournaments.helpers import (
     winners,
     write_config,
 )
-from tournaments.store import count_scheduled, open_store, stored_bot_names, unscheduled_bot_names
+from tournaments.store.database import (
+    count_scheduled,
+    open_store,
+    stored_bot_names,
+    unscheduled_bot_names,
+)
 
 _DISK_SIZE = 4 * 1024 * 1024
 
