@@ -13,8 +13,8 @@ their chance from the match's seed (protocol 1.1) give the same results at any c
 
 :class:`Tally` counts what the matches say, and :class:`Score` is the score of A against B:
 wins and losses, and the Elo difference with its interval and the likelihood of
-superiority as a tournament's standings give them (:func:`tournaments.ratings.fit_elo`),
-with the duplicate **pair** as the unit (:mod:`tournaments.ratings` explains why).
+superiority as a tournament's standings give them (:func:`tournaments.stats.ratings.fit_elo`),
+with the duplicate **pair** as the unit (:mod:`tournaments.stats.ratings` explains why).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from referee.sandbox import SandboxPlan
 from referee.seeds import derive_seed
 from referee.time_control import TimeControl
 from tournaments.errors import TournamentError
-from tournaments.ratings import fit_elo
-from tournaments.sprt import PairCounts, PairOutcome, signed
+from tournaments.stats.ratings import fit_elo
+from tournaments.stats.sprt import PairCounts, PairOutcome, signed
 from tournaments.tournament import make_executor, worker_cpus
 from tournaments.worker import MatchOutcome, MatchTask, match_outcome, play_match_task
 
@@ -275,7 +275,7 @@ class Score:
     void: int = 0
     #: Whole pairs without a void match, from A's side.
     pairs: PairCounts = field(default_factory=PairCounts)
-    #: Every decided match by its pair, as :func:`tournaments.ratings.fit_elo` takes them:
+    #: Every decided match by its pair, as :func:`tournaments.stats.ratings.fit_elo` takes them:
     #: ``(A, B, A's wins, B's wins)`` to the number of such pairs (a pair with a void or an
     #: unplayed match holds one decided match).
     pair_results: Mapping[tuple[str, str, int, int], int] = field(default_factory=dict)
@@ -302,7 +302,7 @@ class Score:
 
     def elo(self, confidence: float = 0.95) -> EloDifference | None:
         """A's Elo advantage over B, None before a match had a winner: the tournament's
-        ratings (:func:`~tournaments.ratings.fit_elo`) of the two, B held at 0, with the
+        ratings (:func:`~tournaments.stats.ratings.fit_elo`) of the two, B held at 0, with the
         duplicate pair as the unit of the interval and the LOS, as the standings have it."""
         if not self.matches:
             return None

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tournaments.config.tournament import TournamentSetup
-from tournaments.ratings import fit_elo
 from tournaments.render import TournamentDisplay
-from tournaments.standings import BotRecord, tally, win_counts
+from tournaments.stats.ratings import fit_elo
+from tournaments.stats.standings import BotRecord, tally, win_counts
 from tournaments.store.database import result_groups, retired_bots, stored_bots
 from tournaments.submissions import State, Submission, SubmissionStore, enter_submissions
 from tournaments.tournament import StopRequest, run_tournament

@@ -29,9 +29,9 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.faults import Fault, explain_fault
-from tournaments.forfeits import row_faults
-from tournaments.ratings import PAIR_UNIT
-from tournaments.standings import Standings, StandingsRow
+from tournaments.stats.forfeits import row_faults
+from tournaments.stats.ratings import PAIR_UNIT
+from tournaments.stats.standings import Standings, StandingsRow
 
 __all__ = [
     "CSV_COLUMNS",

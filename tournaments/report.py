@@ -27,7 +27,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tournaments.errors import TournamentError
-from tournaments.ratings import DEFAULT_ELO, PAIR_UNIT, Rating
 from tournaments.render import standings_json
 from tournaments.replay_page import RecordReadError, write_replay_page
 from tournaments.report_data import (
@@ -40,7 +39,8 @@ from tournaments.report_data import (
     read_report,
 )
 from tournaments.schedule.pairings import pairing_key
-from tournaments.standings import Standings, load_standings
+from tournaments.stats.ratings import DEFAULT_ELO, PAIR_UNIT, Rating
+from tournaments.stats.standings import Standings, load_standings
 from tournaments.store.database import StoredMatch, StoredMeta, open_store
 
 __all__ = [

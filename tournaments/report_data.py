@@ -2,8 +2,8 @@
 shows, as typed values read from the results store.
 
 Everything comes from the results store through its typed readers and the functions the
-``standings`` command uses (:func:`~tournaments.standings.load_standings`,
-:func:`~tournaments.ratings.fit_elo`), read in one transaction so that a report made during a
+``standings`` command uses (:func:`~tournaments.stats.standings.load_standings`,
+:func:`~tournaments.stats.ratings.fit_elo`), read in one transaction so that a report made during a
 run is consistent. The rating progression refits the ratings after every k-th stored match,
 in the order the matches were stored, at no more than :data:`MAX_PROGRESSION_POINTS` points
 (fewer for many bots, since a fit costs about the fourth power of the number of bots); the
@@ -18,8 +18,8 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tournaments.ratings import fit_elo
-from tournaments.standings import Standings, load_standings
+from tournaments.stats.ratings import fit_elo
+from tournaments.stats.standings import Standings, load_standings
 from tournaments.store.database import (
     StoredMatch,
     StoredMeta,

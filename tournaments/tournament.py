@@ -58,13 +58,13 @@ from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
-from tournaments.forfeits import BotForfeits, ForfeitTally
 from tournaments.preflight import preflight as preflight_bots
 from tournaments.remote import RemoteGate, advertised_host
 from tournaments.render import TournamentDisplay
 from tournaments.schedule.pairings import ScheduledMatch, schedule, schedule_size
 from tournaments.schedule.seeds import small_seed_warning
-from tournaments.standings import Standings, load_standings
+from tournaments.stats.forfeits import BotForfeits, ForfeitTally
+from tournaments.stats.standings import Standings, load_standings
 from tournaments.store.database import (
     count_unscheduled,
     ensure_meta,

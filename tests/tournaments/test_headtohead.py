@@ -10,8 +10,8 @@ import pytest
 
 from referee.faults import Fault, FaultKind
 from tournaments.headtohead import Played, Score, Tally
-from tournaments.ratings import fit_elo
-from tournaments.sprt import PairCounts
+from tournaments.stats.ratings import fit_elo
+from tournaments.stats.sprt import PairCounts
 
 
 def played(number: int, winner: str | None, *, fault: FaultKind | None = None) -> Played:

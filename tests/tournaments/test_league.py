@@ -28,7 +28,7 @@ from tournaments.config.tournament import load_config, parse_config
 from tournaments.errors import ConfigError, TournamentError
 from tournaments.league import bot_history
 from tournaments.schedule.pairings import ScheduledMatch, match_id, schedule
-from tournaments.standings import load_standings
+from tournaments.stats.standings import load_standings
 from tournaments.store.database import add_schedule, open_store, retire_bots, retired_bots
 from tournaments.submissions import State, SubmissionStore, enter_submissions, load_league
 

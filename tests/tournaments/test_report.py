@@ -19,7 +19,7 @@ from tests.tournaments.played import BOTS, MATCHES, NAME
 from tests.tournaments.stored import new_store, store_match
 from tournaments.report import build_report
 from tournaments.report_data import MAX_PROGRESSION_POINTS, progression_marks, rating_progression
-from tournaments.standings import load_standings
+from tournaments.stats.standings import load_standings
 
 # ---------------------------------------------------------------------------------------------
 # A small DOM: enough of a tree to count elements inside a section

@@ -1,5 +1,5 @@
 """The ``sprt`` command: is a new bot better than an old one? Play duplicate pairs until the
-sequential probability ratio test of :mod:`tournaments.sprt` decides.
+sequential probability ratio test of :mod:`tournaments.stats.sprt` decides.
 
 Pair k deals from ``derive_seed(seed, "match", k)``, the new bot in seat 0 in match 2k-1 and
 the old bot in seat 0 in match 2k, exactly as ``aegis-ref match NEW OLD --seed S`` numbers
@@ -45,8 +45,15 @@ from tournaments.cli.options import (
 )
 from tournaments.errors import TournamentError
 from tournaments.headtohead import Duel, MatchPlayer, Played, Score
-from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, StoppingRule, run_sprt
-from tournaments.sprt_elo import sequential_estimate
+from tournaments.stats.sprt import (
+    Decision,
+    PairOutcome,
+    SprtStatus,
+    SprtTest,
+    StoppingRule,
+    run_sprt,
+)
+from tournaments.stats.sprt_elo import sequential_estimate
 
 __all__ = [
     "EXIT_ERROR",
@@ -279,7 +286,7 @@ def _conclude(
 
 def final_estimate_text(test: SprtTest, status: SprtStatus) -> str:
     """The Elo of the test as it ended, median-unbiased for its stopping rule, with its
-    95 % interval and the LOS (see :mod:`tournaments.sprt_elo`)."""
+    95 % interval and the LOS (see :mod:`tournaments.stats.sprt_elo`)."""
     estimate = sequential_estimate(test, status.counts)
     text = (
         f"Elo {estimate.text()} (95 %), LOS {100 * estimate.los:.1f} %, allowing for where the "

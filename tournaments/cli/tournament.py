@@ -30,7 +30,7 @@ from tournaments.render import (
     render_standings,
 )
 from tournaments.report import REPORT_NAME, write_report
-from tournaments.standings import load_standings
+from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
 from tournaments.tournament import RunSummary, StopRequest, handle_stop_signals, run_tournament
 

@@ -8,7 +8,7 @@ first game) counts for nobody and is only tallied as void.
 The intervals of the ratings treat a duplicate pair (the two matches of a round between two
 bots, which share their deals) as the unit, as the SPRT does, given the store's
 :class:`~tournaments.store.database.PairGroup` rows; the intervals that count every match as
-independent are kept beside them (:class:`~tournaments.ratings.Rating`).
+independent are kept beside them (:class:`~tournaments.stats.ratings.Rating`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tournaments.ratings import PairResults, Rating, RatingFit, fit_elo
-from tournaments.sprt import PairCounts
+from tournaments.stats.ratings import PairResults, Rating, RatingFit, fit_elo
+from tournaments.stats.sprt import PairCounts
 from tournaments.store.database import (
     PairGroup,
     ResultGroup,

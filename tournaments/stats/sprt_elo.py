@@ -3,7 +3,7 @@
 A test that stops as soon as the evidence is strong enough stops soonest when its pairs ran
 ahead of the truth towards its verdict, so the mean pair score of a stopped test leans that
 way: too high after H1, too low after H0 (the fixed-sample
-:func:`tournaments.sprt.elo_estimate` is biased, and its interval does not hold its 95 %).
+:func:`tournaments.stats.sprt.elo_estimate` is biased, and its interval does not hold its 95 %).
 This module computes what fishtest shows for a stopped SPRT (``SPRT_elo`` in its
 ``stats/stat_util.py``, ``sprt.analytics`` in ``stats/sprt.py``, the exit laws in
 ``stats/brownian.py``): a *median-unbiased* estimate and the interval of the Elo values for
@@ -17,7 +17,7 @@ the generalised LLR)::
     μ(s) = (s - (s0 + s1) / 2) (s1 - s0) / v̂,    σ² = (s1 - s0)² / v̂
 
 ``s0``, ``s1`` the scores of H0 and H1, ``ŝ`` and ``v̂`` the mean and the variance of the
-observed pair scores (regularised counts, :func:`tournaments.sprt.regularised_counts`). The
+observed pair scores (regularised counts, :func:`tournaments.stats.sprt.regularised_counts`). The
 variance is the observed one whatever ``s``: its most likely value given ``s``,
 ``v̂ + (s - ŝ)²``, changes nothing near the hypotheses and makes ``F`` below fail to be
 monotone far from them (fishtest moved to the unconditional variance for that reason).
@@ -55,7 +55,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tournaments.sprt import (
+from tournaments.stats.sprt import (
     PAIR_SCORES,
     PairCounts,
     SprtTest,

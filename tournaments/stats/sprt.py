@@ -54,7 +54,7 @@ solved in closed form (:func:`constrained_mle` solves any number of scores itera
 regularised as above and the score kept within [0.001, 0.999] (fishtest's ``get_elo``), so
 that the figures stay finite. Once the test stops this estimate is biased (a test stops
 soonest when its pairs ran ahead of the truth towards its verdict);
-:mod:`tournaments.sprt_elo` gives the one to print at the end.
+:mod:`tournaments.stats.sprt_elo` gives the one to print at the end.
 """
 
 from __future__ import annotations

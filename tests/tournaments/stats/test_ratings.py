@@ -9,14 +9,14 @@ from statistics import NormalDist
 
 import pytest
 
-from tournaments.ratings import (
+from tournaments.stats.ratings import (
     ELO_PER_NATURAL_UNIT,
     MATCH_UNIT,
     PAIR_UNIT,
     expected_score,
     fit_elo,
 )
-from tournaments.sprt import PAIR_SCORES, PairCounts, elo_estimate
+from tournaments.stats.sprt import PAIR_SCORES, PairCounts, elo_estimate
 
 # A small tournament with uneven schedules and no perfect record.
 NAMES = ("a", "b", "c", "d")

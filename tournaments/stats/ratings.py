@@ -21,7 +21,7 @@ ignores who each bot played):
   ``z`` for the given confidence (1.96 for 95 %).
 - **Duplicate pairs.** The two matches of a duplicate pair share their deals, so they are not
   independent: given ``pairs`` (how each pair between two bots ended), the covariance is
-  also estimated with the pair as the unit, as the SPRT does (:mod:`tournaments.sprt`). That
+  also estimated with the pair as the unit, as the SPRT does (:mod:`tournaments.stats.sprt`). That
   is the cluster-robust ("sandwich") covariance ``F⁻¹ (Σ_c g_c g_cᵀ) F⁻¹``, where ``g_c`` is
   the gradient of pair ``c``'s log-likelihood at the fit: the spread of the pair results
   replaces the spread the model expects of independent matches. The intervals and the LOS

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from tests.tournaments.stored import new_store, store_match
 from tournaments.cli import app
-from tournaments.ratings import PAIR_UNIT, fit_elo
 from tournaments.render import CSV_COLUMNS
-from tournaments.sprt import PairCounts
-from tournaments.standings import load_standings, tally
+from tournaments.stats.ratings import PAIR_UNIT, fit_elo
+from tournaments.stats.sprt import PairCounts
+from tournaments.stats.standings import load_standings, tally
 from tournaments.store.database import PairGroup, ResultGroup, open_store, pair_results
 
 

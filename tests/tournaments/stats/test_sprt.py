@@ -15,7 +15,7 @@ from referee.rules.options import RulesOptions
 from referee.seeds import derive_seed
 from referee.selfplay import POLICIES, play_policy_match
 from tests.tournaments.sprt_formulas import iterative_llr, recomputed_path
-from tournaments.sprt import (
+from tournaments.stats.sprt import (
     PAIR_SCORES,
     ZERO_COUNT,
     Decision,

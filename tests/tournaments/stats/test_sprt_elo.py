@@ -8,8 +8,8 @@ import math
 import pytest
 
 from tests.tournaments.sprt_formulas import images_probability, walk_of
-from tournaments.sprt import PairCounts, SprtTest, StoppingRule
-from tournaments.sprt_elo import (
+from tournaments.stats.sprt import PairCounts, SprtTest, StoppingRule
+from tournaments.stats.sprt_elo import (
     ELO_SEARCH_LIMIT,
     SequentialEstimate,
     sequential_estimate,
