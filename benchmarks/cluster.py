@@ -47,7 +47,7 @@ from referee.rules.options import RulesOptions
 from referee.time_control import TimeControl
 from tournaments.cluster import open_cluster
 from tournaments.config.tournament import ExecutorSetup, TournamentSetup
-from tournaments.render import QuietDisplay
+from tournaments.report.terminal import QuietDisplay
 from tournaments.tournament import run_tournament
 
 WORKERS = 2

@@ -62,7 +62,7 @@ from referee.sandbox import SandboxMode, plan_sandbox
 from referee.server import BotServer
 from referee.time_control import TimeControl
 from tournaments.config.tournament import ExecutorSetup, TournamentSetup
-from tournaments.render import QuietDisplay
+from tournaments.report.terminal import QuietDisplay
 from tournaments.tournament import cpus_text, run_tournament, worker_cpus
 
 

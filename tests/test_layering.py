@@ -259,7 +259,7 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
         ("yaml", ("tournaments.config.tournament",)),
         # The command line, and the one module that renders tables and the live display.
         ("typer", ("tournaments.cli",)),
-        ("rich", ("tournaments.cli", "tournaments.render")),
+        ("rich", ("tournaments.cli", "tournaments.report.terminal")),
         ("distributed", ("tournaments.cluster",)),
     ],
 )

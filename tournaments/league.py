@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tournaments.config.tournament import TournamentSetup
-from tournaments.render import TournamentDisplay
+from tournaments.report.terminal import TournamentDisplay
 from tournaments.stats.ratings import fit_elo
 from tournaments.stats.standings import BotRecord, tally, win_counts
 from tournaments.store.database import result_groups, retired_bots, stored_bots

@@ -60,7 +60,7 @@ from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.preflight import preflight as preflight_bots
 from tournaments.remote import RemoteGate, advertised_host
-from tournaments.render import TournamentDisplay
+from tournaments.report.terminal import TournamentDisplay
 from tournaments.schedule.pairings import ScheduledMatch, schedule, schedule_size
 from tournaments.schedule.seeds import small_seed_warning
 from tournaments.stats.forfeits import BotForfeits, ForfeitTally

@@ -23,7 +23,7 @@ from referee.sandbox import bubblewrap_problem
 from tests.processes import eventually, processes_running
 from tests.tournaments.helpers import AEGIS_REF, FAST_RULES, run_cli
 from tournaments.config.tournament import load_config
-from tournaments.render import QuietDisplay, print_standings
+from tournaments.report.terminal import QuietDisplay, print_standings
 from tournaments.stats.standings import Standings, load_standings
 from tournaments.store.database import open_store
 from tournaments.tournament import run_tournament

@@ -13,7 +13,7 @@ from referee.bots import BotSpec
 from referee.hub import LineCounts
 from tournaments.config.tournament import TournamentSetup
 from tournaments.remote import RemoteGate, advertised_host
-from tournaments.render import QuietDisplay
+from tournaments.report.terminal import QuietDisplay
 from tournaments.schedule.pairings import ScheduledMatch
 from tournaments.tournament import StopRequest, _Coordinator
 

@@ -40,7 +40,7 @@ from tests.tournaments.helpers import (
 )
 from tournaments.config.tournament import load_config
 from tournaments.errors import StoreMismatchError, TournamentError
-from tournaments.render import QuietDisplay
+from tournaments.report.terminal import QuietDisplay
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
 from tournaments.tournament import StopRequest, cpus_text, run_tournament, worker_cpus

@@ -20,7 +20,7 @@ from tests.tournaments.helpers import wait_no_processes, winners, write_config
 from tournaments import worker
 from tournaments.config.tournament import load_config
 from tournaments.errors import ClusterError
-from tournaments.render import QuietDisplay
+from tournaments.report.terminal import QuietDisplay
 from tournaments.tournament import run_tournament
 from tournaments.worker import MatchTask, bot_problems, close_worker_runner, play_match_task
 

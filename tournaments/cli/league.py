@@ -20,7 +20,7 @@ from rich.table import Table
 
 from tournaments.errors import TournamentError
 from tournaments.league import VersionHistory, bot_history, run_league
-from tournaments.render import QuietDisplay
+from tournaments.report.terminal import QuietDisplay
 from tournaments.stats.standings import Standings
 from tournaments.submissions import load_league
 from tournaments.tournament import StopRequest, handle_stop_signals

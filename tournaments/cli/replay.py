@@ -1,5 +1,5 @@
 """The ``replay`` command: readable traces of game records, for people debugging bots, or
-pages that step through them in a browser (:mod:`tournaments.replay_page`)."""
+pages that step through them in a browser (:mod:`tournaments.report.replay_page`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from referee.records import VOID_TERMINATION
 from referee.rules.cards import Suit, parse_card, sort_cards
 from tournaments.cli.common import EXIT_UNREADABLE, invoked_as
 from tournaments.cli.options import ColorOption, RecordPathsArgument, console_from_flag
-from tournaments.replay_page import (
+from tournaments.report.replay_page import (
     RecordReadError,
     read_record_lines,
     record_source,

@@ -22,14 +22,14 @@ from rich.console import Console
 from tournaments.cli.common import invoked_as
 from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import PreflightError, TournamentError
-from tournaments.render import (
+from tournaments.report.html_report import REPORT_NAME, write_report
+from tournaments.report.terminal import (
     LinesDisplay,
     LiveDisplay,
     QuietDisplay,
     TournamentDisplay,
     render_standings,
 )
-from tournaments.report import REPORT_NAME, write_report
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
 from tournaments.tournament import RunSummary, StopRequest, handle_stop_signals, run_tournament

@@ -1,4 +1,4 @@
-"""The data of the HTML report (:mod:`tournaments.report` draws it): everything the page
+"""The data of the HTML report (:mod:`tournaments.report.html_report` draws it): everything the page
 shows, as typed values read from the results store.
 
 Everything comes from the results store through its typed readers and the functions the

@@ -17,8 +17,12 @@ from tests.tournaments.chromium import png_size, require_chromium, run_chromium
 from tests.tournaments.helpers import run_cli
 from tests.tournaments.played import BOTS, MATCHES, NAME
 from tests.tournaments.stored import new_store, store_match
-from tournaments.report import build_report
-from tournaments.report_data import MAX_PROGRESSION_POINTS, progression_marks, rating_progression
+from tournaments.report.html_report import build_report
+from tournaments.report.report_data import (
+    MAX_PROGRESSION_POINTS,
+    progression_marks,
+    rating_progression,
+)
 from tournaments.stats.standings import load_standings
 
 # ---------------------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ a fault and timing summary per bot and links to every match's replay and record.
 network to be viewed: the CSS is inline, the charts are inline SVG drawn here, and the only
 script is a few inline lines that make the tables sortable by a click on a column heading.
 Beside it, in :data:`REPLAYS_DIR`, every listed match gets a replay page
-(:mod:`tournaments.replay_page`) that the report links to.
+(:mod:`tournaments.report.replay_page`) that the report links to.
 
-This module draws; what the page shows is read by :mod:`tournaments.report_data`, in one
+This module draws; what the page shows is read by :mod:`tournaments.report.report_data`, in one
 transaction so that a report made during a run is consistent. Links to match records are
 relative to the report, so the output directory can be moved or copied with its report.
 """
@@ -27,9 +27,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tournaments.errors import TournamentError
-from tournaments.render import standings_json
-from tournaments.replay_page import RecordReadError, write_replay_page
-from tournaments.report_data import (
+from tournaments.report.replay_page import RecordReadError, write_replay_page
+from tournaments.report.report_data import (
     MAX_PROGRESSION_POINTS,
     BotActivity,
     FaultEntry,
@@ -38,6 +37,7 @@ from tournaments.report_data import (
     ReportData,
     read_report,
 )
+from tournaments.report.terminal import standings_json
 from tournaments.schedule.pairings import pairing_key
 from tournaments.stats.ratings import DEFAULT_ELO, PAIR_UNIT, Rating
 from tournaments.stats.standings import Standings, load_standings

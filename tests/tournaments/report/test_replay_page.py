@@ -22,9 +22,9 @@ from tests.tournaments.chromium import devtools_page, png_size, require_chromium
 from tests.tournaments.cli.helpers import invoke, read_lines, write_lines
 from tests.tournaments.helpers import RAWBOT
 from tests.tournaments.played import CRASHER_OUTPUT
-from tournaments.replay_page import render_replay_page, replay_data
+from tournaments.report.replay_page import render_replay_page, replay_data
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 #: Two matches between a random policy and ``first``, with exchanges.
 EXCHANGES = GOLDEN / "selfplay-seed-15-random-vs-first-promise-4.jsonl"
 #: A bot name that would run a script if a page took it for markup.
