@@ -63,7 +63,7 @@ from referee.server import BotServer
 from referee.time_control import TimeControl
 from tournaments.config.tournament import ExecutorSetup, TournamentSetup
 from tournaments.report.terminal import QuietDisplay
-from tournaments.tournament import cpus_text, run_tournament, worker_cpus
+from tournaments.run.coordinator import cpus_text, run_tournament, worker_cpus
 
 
 class StoreClock(QuietDisplay):

@@ -260,7 +260,7 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
         # The command line, and the one module that renders tables and the live display.
         ("typer", ("tournaments.cli",)),
         ("rich", ("tournaments.cli", "tournaments.report.terminal")),
-        ("distributed", ("tournaments.cluster",)),
+        ("distributed", ("tournaments.run.cluster",)),
     ],
 )
 def test_a_library_is_used_where_it_belongs(library: str, owners: tuple[str, ...]) -> None:

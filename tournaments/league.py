@@ -7,7 +7,7 @@ request:
    time and never during a match (a build would take CPU from the bots on the clock);
    one whose build was cut short by a killed league is built again from its source;
 2. play the tournament of the config's bots and the latest accepted version of each
-   submitted bot (:func:`~tournaments.tournament.run_tournament`): the store schedules only
+   submitted bot (:func:`~tournaments.run.coordinator.run_tournament`): the store schedules only
    the pairings it lacks, so a new bot (or version) plays everyone, nobody else plays
    again, and a version replaced by a newer one is retired (its unplayed matches leave the
    schedule; its results leave the standings and stay in the store as its history);
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 from tournaments.config.tournament import TournamentSetup
 from tournaments.report.terminal import TournamentDisplay
+from tournaments.run.coordinator import StopRequest, run_tournament
 from tournaments.stats.ratings import fit_elo
 from tournaments.stats.standings import BotRecord, tally, win_counts
 from tournaments.store.database import result_groups, retired_bots, stored_bots
 from tournaments.submissions import State, Submission, SubmissionStore, enter_submissions
-from tournaments.tournament import StopRequest, run_tournament
 
 __all__ = [
     "LeagueSummary",

@@ -21,9 +21,9 @@ from rich.table import Table
 from tournaments.errors import TournamentError
 from tournaments.league import VersionHistory, bot_history, run_league
 from tournaments.report.terminal import QuietDisplay
+from tournaments.run.coordinator import StopRequest, handle_stop_signals
 from tournaments.stats.standings import Standings
 from tournaments.submissions import load_league
-from tournaments.tournament import StopRequest, handle_stop_signals
 
 __all__ = ["EXIT_FAILED", "EXIT_USAGE", "app", "league", "print_history"]
 

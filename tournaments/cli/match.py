@@ -36,7 +36,7 @@ from tournaments.cli.options import (
     with_rules_flags,
 )
 from tournaments.errors import TournamentError
-from tournaments.headtohead import Duel, MatchPlayer, Played, Tally
+from tournaments.run.headtohead import Duel, MatchPlayer, Played, Tally
 
 __all__ = ["app", "match"]
 

@@ -44,7 +44,7 @@ from tournaments.cli.options import (
     with_rules_flags,
 )
 from tournaments.errors import TournamentError
-from tournaments.headtohead import Duel, MatchPlayer, Played, Score
+from tournaments.run.headtohead import Duel, MatchPlayer, Played, Score
 from tournaments.stats.sprt import (
     Decision,
     PairOutcome,
@@ -236,7 +236,7 @@ def _play_pair(
     matches: Iterator[Played], new: str, lines: list[str] | None, display: _Display
 ) -> PairOutcome | None:
     """The next pair of ``matches``: the new bot in seat 0, then in seat 1, on the same
-    deals (matches 2k-1 and 2k of :class:`~tournaments.headtohead.Duel`)."""
+    deals (matches 2k-1 and 2k of :class:`~tournaments.run.headtohead.Duel`)."""
     won = 0
     void = False
     for played in itertools.islice(matches, 2):

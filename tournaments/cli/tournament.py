@@ -30,9 +30,9 @@ from tournaments.report.terminal import (
     TournamentDisplay,
     render_standings,
 )
+from tournaments.run.coordinator import RunSummary, StopRequest, handle_stop_signals, run_tournament
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
-from tournaments.tournament import RunSummary, StopRequest, handle_stop_signals, run_tournament
 
 __all__ = [
     "EXIT_BOT",

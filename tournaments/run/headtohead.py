@@ -6,8 +6,8 @@ The matches come in duplicate pairs: matches 2k-1 and 2k deal from
 
 :class:`MatchPlayer` plays them and hands back each match in order, whatever the
 concurrency: at 1, one :class:`~referee.runner.MatchRunner` in this process; above, the
-tournament's own local pool (:func:`tournaments.tournament.make_executor` and
-:func:`tournaments.worker.play_match_task`), a window of matches in flight. Either way every
+tournament's own local pool (:func:`tournaments.run.coordinator.make_executor` and
+:func:`tournaments.run.worker.play_match_task`), a window of matches in flight. Either way every
 match is one ``MatchRunner.play`` with the same seed and the same bots, so bots that draw
 their chance from the match's seed (protocol 1.1) give the same results at any concurrency.
 
@@ -40,10 +40,10 @@ from referee.sandbox import SandboxPlan
 from referee.seeds import derive_seed
 from referee.time_control import TimeControl
 from tournaments.errors import TournamentError
+from tournaments.run.coordinator import make_executor, worker_cpus
+from tournaments.run.worker import MatchOutcome, MatchTask, match_outcome, play_match_task
 from tournaments.stats.ratings import fit_elo
 from tournaments.stats.sprt import PairCounts, PairOutcome, signed
-from tournaments.tournament import make_executor, worker_cpus
-from tournaments.worker import MatchOutcome, MatchTask, match_outcome, play_match_task
 
 __all__ = [
     "Duel",

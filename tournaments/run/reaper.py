@@ -7,7 +7,7 @@ started, but not what they started in turn: a grandchild that left the bot's ses
 environment, or a sandbox still being set up. So every worker starts this script once,
 before its first bot::
 
-    python -I tournaments/reaper.py MARKER WORKER_PID
+    python -I tournaments/run/reaper.py MARKER WORKER_PID
 
 with a pipe as its standard input, and gives every bot it starts the environment variable
 ``AEGIS_WORKER_MARKER=MARKER`` (a bot's descendants inherit it). Only the worker holds the

@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from referee.faults import Fault, FaultKind
-from tournaments.headtohead import Played, Score, Tally
+from tournaments.run.headtohead import Played, Score, Tally
 from tournaments.stats.ratings import fit_elo
 from tournaments.stats.sprt import PairCounts
 

@@ -6,11 +6,11 @@ writes the store); only the executor changes. :func:`open_cluster` connects a
 ``--local-cluster N``), checks that the workers can run the tournament's bots, and hands
 the coordinator ``Client.get_executor(pure=False)``: a ``concurrent.futures.Executor`` whose
 every submission is a task of its own (``pure=False`` gives each a unique key, so two
-identical match tasks are never merged). Each task is :func:`~tournaments.worker.play_match_task`
-(or, with ``batch_size`` above 1, :func:`~tournaments.worker.play_match_batch`) on some worker
-thread, which keeps its bots alive from match to match; at the end
-:func:`~tournaments.worker.close_worker_runner` runs on every worker, so no bot outlives the
-tournament.
+identical match tasks are never merged). Each task is
+:func:`~tournaments.run.worker.play_match_task` (or, with ``batch_size`` above 1,
+:func:`~tournaments.run.worker.play_match_batch`) on some worker thread, which keeps its bots
+alive from match to match; at the end :func:`~tournaments.run.worker.close_worker_runner` runs
+on every worker, so no bot outlives the tournament.
 
 A worker that dies mid-match takes its task with it; the scheduler runs the task again on
 another worker (up to ``distributed.scheduler.allowed-failures`` times, 3 by default) and the
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from referee.bots import BotSpec
 from tournaments.config.tournament import ExecutorSetup
 from tournaments.errors import ClusterError
-from tournaments.worker import bot_problems, close_worker_runner
+from tournaments.run.worker import bot_problems, close_worker_runner
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -85,7 +85,7 @@ def worker_facts(bots: Sequence[BotSpec]) -> dict[str, Any]:
 
 
 async def close_worker_runners() -> None:
-    """Run on a worker: :func:`~tournaments.worker.close_worker_runner`, off the worker's
+    """Run on a worker: :func:`~tournaments.run.worker.close_worker_runner`, off the worker's
     event loop (stopping bots takes a while), in a thread of its own."""
     await asyncio.get_running_loop().run_in_executor(None, close_worker_runner)
 
@@ -123,14 +123,14 @@ def _start_local_cluster(workers: int, timeout: float) -> tuple[subprocess.Popen
     """Start a Dask LocalCluster on the loopback (``workers`` processes of one thread each)
     in a helper process; return the helper and the scheduler's address.
 
-    The helper (``python -m tournaments.cluster N``) runs in a session of its own, so Ctrl-C,
+    The helper (``python -m tournaments.run.cluster N``) runs in a session of its own, so Ctrl-C,
     which the terminal sends to its whole foreground process group, reaches the coordinator
     alone: it stops the run cleanly and then closes the cluster, instead of every Dask worker
     dying of KeyboardInterrupt mid-match. The helper closes the cluster when its standard
     input ends, which also happens if the coordinator is killed."""
     _import_distributed()  # a clear message here rather than a traceback from the helper
     helper = subprocess.Popen(
-        [sys.executable, "-m", "tournaments.cluster", str(workers)],
+        [sys.executable, "-m", "tournaments.run.cluster", str(workers)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -19,7 +19,7 @@ from tests.referee.test_remote import remote_bot
 from tests.tournaments.helpers import RAWBOT, assert_stored_exactly_once, remote_tournament
 from tests.tournaments.test_tournament import quiet, rows
 from tournaments.config.tournament import load_config
-from tournaments.tournament import run_tournament
+from tournaments.run.coordinator import run_tournament
 
 
 @contextmanager

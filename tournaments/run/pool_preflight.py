@@ -3,7 +3,7 @@
 :func:`preflight` runs :func:`referee.preflight.preflight_bots` where the matches will run:
 in this process for the local executor (same machine, same sandbox plan, limits,
 environment and working directory as the workers use), or as one task per bot on a Dask
-cluster (:func:`tournaments.worker.preflight_task`). A bot that does not get to a valid
+cluster (:func:`tournaments.run.worker.preflight_task`). A bot that does not get to a valid
 ``hello`` stops the run with :class:`~tournaments.errors.PreflightError`, which quotes its
 fault, exit status and last lines of output. Remote bots dial in when their owners start
 them: they are named and skipped.
@@ -23,7 +23,7 @@ from referee.faults import fault_reason, printable
 from referee.preflight import PreflightResult, preflight_bots
 from referee.sandbox import SandboxPlan
 from tournaments.errors import ClusterError, PreflightError
-from tournaments.worker import preflight_task
+from tournaments.run.worker import preflight_task
 
 __all__ = ["LAST_LINES", "failure_text", "preflight", "preflight_log_dir"]
 

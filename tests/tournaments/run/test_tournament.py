@@ -41,12 +41,12 @@ from tests.tournaments.helpers import (
 from tournaments.config.tournament import load_config
 from tournaments.errors import StoreMismatchError, TournamentError
 from tournaments.report.terminal import QuietDisplay
+from tournaments.run.coordinator import StopRequest, cpus_text, run_tournament, worker_cpus
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
-from tournaments.tournament import StopRequest, cpus_text, run_tournament, worker_cpus
 
 T = TypeVar("T")
-RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
+RANDOM_BOT = Path(__file__).resolve().parents[3] / "sample_bots" / "random" / "bot.py"
 
 
 def quiet() -> QuietDisplay:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from referee.cgroups import detect_cgroups, remove_groups_of
-from tournaments import reaper
+from tournaments.run import reaper
 
 SLEEPER = "import subprocess, sys, time\nsubprocess.Popen(sys.argv[1:])\ntime.sleep(60)\n"
 
@@ -129,7 +129,7 @@ if sys.argv[1] != "-":
     )
 print(watcher.pid if watcher else 0, sleeper, *group.folders, flush=True)
 if sys.stdin.readline().strip() == "clean" and watcher is not None:
-    watcher.stdin.write(b"q")  # as tournaments/worker.py ends cleanly
+    watcher.stdin.write(b"q")  # as tournaments/run/worker.py ends cleanly
     watcher.stdin.close()
     watcher.wait(10)
     print("ended", flush=True)

@@ -16,11 +16,11 @@ executor (Dask) at the end of a tournament.
 
 Bots must not outlive their worker, nor a local pool worker its coordinator. A pool worker
 asks the kernel, before its first import, to kill it the moment the coordinator dies
-(:mod:`tournaments.worker_boot`), and its bots die with it the same way; where that cannot be
+(:mod:`tournaments.run.worker_boot`), and its bots die with it the same way; where that cannot be
 asked for, a watchdog thread kills the bots and ends the worker, and a worker whose
 coordinator is gone never starts a match. What the bots started in turn escapes the kernel's
 signal, so every worker process (a pool worker, or a Dask worker, which may itself be killed)
-also starts a reaper process before its first bot (:mod:`tournaments.reaper`), which kills
+also starts a reaper process before its first bot (:mod:`tournaments.run.reaper`), which kills
 whatever is left of the worker's bots, by marker and by cgroup, once the worker is gone.
 """
 
@@ -58,8 +58,8 @@ from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner
 from referee.sandbox import SandboxPlan, bubblewrap_problem
 from referee.time_control import TimeControl
-from tournaments import reaper
 from tournaments.errors import ClusterError
+from tournaments.run import reaper
 
 __all__ = [
     "MatchOutcome",

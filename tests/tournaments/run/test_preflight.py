@@ -28,9 +28,9 @@ from tests.tournaments.helpers import (
     write_config,
 )
 from tournaments.cli.tournament import EXIT_BOT, EXIT_USAGE
-from tournaments.preflight import preflight
+from tournaments.run.pool_preflight import preflight
 
-RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
+RANDOM_BOT = Path(__file__).resolve().parents[3] / "sample_bots" / "random" / "bot.py"
 
 
 def broken_config(tmp_path: Path) -> tuple[Path, str, Path]:

@@ -17,12 +17,12 @@ from rich.console import Console
 
 from referee.bots import BotSpec, ResourceLimits
 from tests.tournaments.helpers import wait_no_processes, winners, write_config
-from tournaments import worker
 from tournaments.config.tournament import load_config
 from tournaments.errors import ClusterError
 from tournaments.report.terminal import QuietDisplay
-from tournaments.tournament import run_tournament
-from tournaments.worker import MatchTask, bot_problems, close_worker_runner, play_match_task
+from tournaments.run import worker
+from tournaments.run.coordinator import run_tournament
+from tournaments.run.worker import MatchTask, bot_problems, close_worker_runner, play_match_task
 
 
 class ClosingDisplay(QuietDisplay):

@@ -1,4 +1,4 @@
-"""The scheduling of matches with remote bots (tournaments.remote and the coordinator's
+"""The scheduling of matches with remote bots (tournaments.run.remote and the coordinator's
 window): pure logic over the hub's counts, with a clock of our own."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from rich.console import Console
 from referee.bots import BotSpec
 from referee.hub import LineCounts
 from tournaments.config.tournament import TournamentSetup
-from tournaments.remote import RemoteGate, advertised_host
 from tournaments.report.terminal import QuietDisplay
+from tournaments.run.coordinator import StopRequest, _Coordinator
+from tournaments.run.remote import RemoteGate, advertised_host
 from tournaments.schedule.pairings import ScheduledMatch
-from tournaments.tournament import StopRequest, _Coordinator
 
 KEYS = {"far": "f" * 40, "near": "n" * 40}
 BOTS = (

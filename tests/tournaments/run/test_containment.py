@@ -24,11 +24,11 @@ from tests.processes import eventually, processes_running
 from tests.tournaments.helpers import AEGIS_REF, FAST_RULES, run_cli
 from tournaments.config.tournament import load_config
 from tournaments.report.terminal import QuietDisplay, print_standings
+from tournaments.run.coordinator import run_tournament
 from tournaments.stats.standings import Standings, load_standings
 from tournaments.store.database import open_store
-from tournaments.tournament import run_tournament
 
-BOTS = Path(__file__).resolve().parents[1] / "bots"
+BOTS = Path(__file__).resolve().parents[2] / "bots"
 
 needs_bubblewrap = pytest.mark.skipif(
     bubblewrap_problem() is not None and not os.environ.get("CI"),

@@ -8,7 +8,7 @@
    config's schedule the store's current one (new matches added; those of removed bots, or
    of rounds no longer played, left out of the standings but kept);
 2. unless told not to, start every bot once as its matches will, up to its hello
-   (:mod:`tournaments.preflight`): a bot that cannot get there stops the run here; then
+   (:mod:`tournaments.run.pool_preflight`): a bot that cannot get there stops the run here; then
    submit the matches not yet stored, in schedule order, to the executor, keeping only a
    small window of them in flight (never the whole schedule, never all results);
 3. store each finished match (record file first, then its row in one transaction) and tell
@@ -18,7 +18,7 @@
    what finishes, shut the workers down (they stop their bots) and report.
 
 The executor is the config's ``executor``: the local process pool of :func:`make_executor`,
-or a Dask cluster's (:mod:`tournaments.cluster`, imported only then). Either way the workers
+or a Dask cluster's (:mod:`tournaments.run.cluster`, imported only then). Either way the workers
 only play and return plain data; the coordinator alone writes the store.
 
 A run that dies uncleanly (``kill -9``, power loss) loses at most the matches in flight;
@@ -58,9 +58,17 @@ from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
-from tournaments.preflight import preflight as preflight_bots
-from tournaments.remote import RemoteGate, advertised_host
 from tournaments.report.terminal import TournamentDisplay
+from tournaments.run.pool_preflight import preflight as preflight_bots
+from tournaments.run.remote import RemoteGate, advertised_host
+from tournaments.run.worker import (
+    MatchOutcome,
+    MatchTask,
+    init_worker,
+    play_match_batch,
+    play_match_task,
+)
+from tournaments.run.worker_boot import first_in_workers
 from tournaments.schedule.pairings import ScheduledMatch, schedule, schedule_size
 from tournaments.schedule.seeds import small_seed_warning
 from tournaments.stats.forfeits import BotForfeits, ForfeitTally
@@ -81,14 +89,6 @@ from tournaments.store.database import (
     write_record,
 )
 from tournaments.submissions import enter_submissions
-from tournaments.worker import (
-    MatchOutcome,
-    MatchTask,
-    init_worker,
-    play_match_batch,
-    play_match_task,
-)
-from tournaments.worker_boot import first_in_workers
 
 __all__ = [
     "RunSummary",
@@ -168,7 +168,7 @@ def tournament_schedule(setup: TournamentSetup) -> Iterator[ScheduledMatch]:
 
 class _WorkerProcess(multiprocessing.context.SpawnProcess):
     """A pool worker that dies with its coordinator from its first line on
-    (:mod:`tournaments.worker_boot` runs before its imports), started with SIGINT blocked:
+    (:mod:`tournaments.run.worker_boot` runs before its imports), started with SIGINT blocked:
     Ctrl-C reaches the whole foreground process group, and a worker still importing must not
     die of it. :func:`init_worker` then ignores SIGINT and unblocks it (the coordinator alone
     decides how to stop)."""
@@ -210,7 +210,7 @@ def make_executor(
 ) -> ProcessPoolExecutor:
     """The default executor: ``concurrency`` worker processes, started fresh (spawn: no
     inherited threads or sockets), each keeping its own bots alive across matches. A worker
-    dies the moment its coordinator does (:mod:`tournaments.worker_boot`), or rather the
+    dies the moment its coordinator does (:mod:`tournaments.run.worker_boot`), or rather the
     thread that started it: submit from a thread that outlives the pool.
 
     With ``cpu_groups`` (:func:`worker_cpus`), each worker and the bots it starts keep to a
@@ -478,7 +478,7 @@ def _open_coordinator(
     if executor is not None:
         return _Coordinator(setup, executor, display, stop, sandbox=sandbox, remote=remote)
     if setup.executor.is_dask:
-        from tournaments.cluster import open_cluster  # Dask only when asked for
+        from tournaments.run.cluster import open_cluster  # Dask only when asked for
 
         session = resources.enter_context(open_cluster(setup.executor, setup.bots, display.note))
         if hub is not None and remote is not None and setup.listen is not None:
@@ -590,13 +590,13 @@ def run_tournament(
     """Play every scheduled match not yet stored; return what was done and the standings.
 
     ``executor`` defaults to the setup's: :func:`make_executor` with its concurrency, or a
-    Dask cluster (:func:`tournaments.cluster.open_cluster`), shut down or disconnected at the
+    Dask cluster (:func:`tournaments.run.cluster.open_cluster`), shut down or disconnected at the
     end; a given executor is used with the setup's concurrency and left running. A setup
     without a seed plays from its store's (:func:`~tournaments.store.database.ensure_meta`). A seed
     small enough for a bot to find (:func:`~tournaments.schedule.seeds.small_seed_warning`) is
     reported to ``warn`` (default: the display's notes) before anything is played. With
     ``preflight``, when matches are left to play, every started bot is first started once
-    and must say hello (:mod:`tournaments.preflight`). Raises :class:`TournamentError`
+    and must say hello (:mod:`tournaments.run.pool_preflight`). Raises :class:`TournamentError`
     (config, store, lock or cluster problems; :class:`~tournaments.errors.PreflightError`: a
     bot that cannot start) before any match is played.
     """
