@@ -19,11 +19,11 @@ from rich.console import Console
 from rich.table import Table
 
 from tournaments.errors import TournamentError
-from tournaments.league import VersionHistory, bot_history, run_league
+from tournaments.league.runner import VersionHistory, bot_history, run_league
+from tournaments.league.submissions import load_league
 from tournaments.report.terminal import QuietDisplay
 from tournaments.run.coordinator import StopRequest, handle_stop_signals
 from tournaments.stats.standings import Standings
-from tournaments.submissions import load_league
 
 __all__ = ["EXIT_FAILED", "EXIT_USAGE", "app", "league", "print_history"]
 

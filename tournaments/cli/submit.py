@@ -19,8 +19,8 @@ from rich.table import Table
 from referee.conformance import ItemResult
 from tournaments.cli.check_bot import print_item
 from tournaments.errors import SubmissionRejectedError, TournamentError
-from tournaments.league import describe_verdict
-from tournaments.submissions import State, Submission, SubmissionStore, load_league
+from tournaments.league.runner import describe_verdict
+from tournaments.league.submissions import State, Submission, SubmissionStore, load_league
 
 __all__ = ["EXIT_REJECTED", "EXIT_USAGE", "app", "submissions", "submit"]
 

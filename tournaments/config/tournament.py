@@ -525,7 +525,7 @@ class TournamentSetup:
     #: The config file, if the setup came from one.
     source: Path | None = None
     #: The store of submitted bots (config key ``submissions``), if any; its bots join
-    #: ``bots`` when a run starts (:func:`tournaments.submissions.enter_submissions`).
+    #: ``bots`` when a run starts (:func:`tournaments.league.submissions.enter_submissions`).
     submissions: SubmissionsSetup | None = None
     #: Bots replaced by a newer version of theirs, each with the bot replacing it: their
     #: unplayed matches leave the schedule, and their results the standings (they stay in

@@ -58,6 +58,7 @@ from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
+from tournaments.league.submissions import enter_submissions
 from tournaments.report.terminal import TournamentDisplay
 from tournaments.run.pool_preflight import preflight as preflight_bots
 from tournaments.run.remote import RemoteGate, advertised_host
@@ -88,7 +89,6 @@ from tournaments.store.database import (
     set_schedule,
     write_record,
 )
-from tournaments.submissions import enter_submissions
 
 __all__ = [
     "RunSummary",

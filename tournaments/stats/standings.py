@@ -290,7 +290,7 @@ def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None)
     transaction (the results by seats and by pair must be the same matches, even during a
     run); ``anchor`` overrides the stored rating anchor. A retired bot (a league's bot
     replaced by its next version) and its matches are left out too: they are the bot's
-    history (:func:`tournaments.league.bot_history`)."""
+    history (:func:`tournaments.league.runner.bot_history`)."""
     with snapshot(connection):
         meta = read_meta(connection)
         names, groups = stored_bot_names(connection), result_groups(connection)

@@ -11,7 +11,7 @@ import pytest
 from referee.bots import ResourceLimits
 from referee.bundled import bundled_bot_names, sample_bots_dir
 from tournaments.errors import ConfigError
-from tournaments.manifest import key_lines, load_manifest, parse_manifest
+from tournaments.league.manifest import key_lines, load_manifest, parse_manifest
 
 GOOD = """\
 name = "alpha"

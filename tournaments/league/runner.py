@@ -26,12 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tournaments.config.tournament import TournamentSetup
+from tournaments.league.submissions import State, Submission, SubmissionStore, enter_submissions
 from tournaments.report.terminal import TournamentDisplay
 from tournaments.run.coordinator import StopRequest, run_tournament
 from tournaments.stats.ratings import fit_elo
 from tournaments.stats.standings import BotRecord, tally, win_counts
 from tournaments.store.database import result_groups, retired_bots, stored_bots
-from tournaments.submissions import State, Submission, SubmissionStore, enter_submissions
 
 __all__ = [
     "LeagueSummary",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tournaments.errors import UploadError
-from tournaments.uploads import (
+from tournaments.league.uploads import (
     UploadLimits,
     copy_folder,
     unpack_archive,

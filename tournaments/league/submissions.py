@@ -1,8 +1,8 @@
 """The store of submissions: the bots submitted to a league, as received, built and checked.
 
 A submission is a bot's folder (or a ``.tar.gz``/``.zip`` of it) with its manifest,
-``aegis-bot.toml`` (:mod:`tournaments.manifest`). :meth:`SubmissionStore.receive` checks
-its files (:mod:`tournaments.uploads`) and its manifest and stores it as *received*;
+``aegis-bot.toml`` (:mod:`tournaments.league.manifest`). :meth:`SubmissionStore.receive` checks
+its files (:mod:`tournaments.league.uploads`) and its manifest and stores it as *received*;
 :meth:`SubmissionStore.process` builds it in a sandbox (:mod:`referee.build`), takes the
 checklist of ``check-bot`` through the built bot (:mod:`referee.conformance`), and
 *accepts* or *rejects* it, with the reasons. Submissions never change: a new version is a
@@ -57,8 +57,8 @@ from tournaments.errors import (
     TournamentError,
     UploadError,
 )
-from tournaments.manifest import MANIFEST_NAME, BotManifest, load_manifest
-from tournaments.uploads import (
+from tournaments.league.manifest import MANIFEST_NAME, BotManifest, load_manifest
+from tournaments.league.uploads import (
     UploadLimits,
     copy_folder,
     is_archive,

@@ -26,11 +26,11 @@ from tests.tournaments.stored import new_store, store_match
 from tests.tournaments.submission_helpers import SAMPLE_BOTS, c_bot, python_bot, write_league
 from tournaments.config.tournament import load_config, parse_config
 from tournaments.errors import ConfigError, TournamentError
-from tournaments.league import bot_history
+from tournaments.league.runner import bot_history
+from tournaments.league.submissions import State, SubmissionStore, enter_submissions, load_league
 from tournaments.schedule.pairings import ScheduledMatch, match_id, schedule
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import add_schedule, open_store, retire_bots, retired_bots
-from tournaments.submissions import State, SubmissionStore, enter_submissions, load_league
 
 # -- the store: retired bots -------------------------------------------------------------------
 
@@ -147,13 +147,13 @@ def test_a_league_s_folders_are_next_to_its_config(tmp_path: Path) -> None:
 
 
 def test_the_example_league_loads() -> None:
-    setup = load_league(Path(__file__).resolve().parents[2] / "tournaments/examples/league")
+    setup = load_league(Path(__file__).resolve().parents[3] / "tournaments/examples/league")
     assert setup.submissions is not None
     assert setup.submissions.limits.memory_mb == 1024
     assert setup.submissions.max_limits["memory_mb"] == 2048
     assert setup.submissions.max_limits["tmp_mb"] == setup.submissions.limits.tmp_mb
     with pytest.raises(TournamentError, match="no 'submissions' key: a league's config"):
-        load_league(Path(__file__).resolve().parents[2] / "tournaments/examples/demo.yaml")
+        load_league(Path(__file__).resolve().parents[3] / "tournaments/examples/demo.yaml")
 
 
 # -- which versions play -----------------------------------------------------------------------
