@@ -27,10 +27,10 @@ from tournaments.report.terminal import (
     LinesDisplay,
     LiveDisplay,
     QuietDisplay,
-    TournamentDisplay,
     render_standings,
 )
 from tournaments.run.coordinator import RunSummary, StopRequest, handle_stop_signals, run_tournament
+from tournaments.run.display import TournamentDisplay
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
 

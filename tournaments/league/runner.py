@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from tournaments.config.tournament import TournamentSetup
 from tournaments.league.submissions import State, Submission, SubmissionStore, enter_submissions
-from tournaments.report.terminal import TournamentDisplay
 from tournaments.run.coordinator import StopRequest, run_tournament
+from tournaments.run.display import TournamentDisplay
 from tournaments.stats.ratings import fit_elo
 from tournaments.stats.standings import BotRecord, tally, win_counts
 from tournaments.store.database import result_groups, retired_bots, stored_bots

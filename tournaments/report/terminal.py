@@ -9,7 +9,7 @@ import io
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -39,7 +39,6 @@ __all__ = [
     "LinesDisplay",
     "LiveDisplay",
     "QuietDisplay",
-    "TournamentDisplay",
     "crosstable_table",
     "has_fault",
     "match_line",
@@ -433,26 +432,6 @@ def render_standings(standings: Standings, format: str, console: Console) -> Non
 
 # ---------------------------------------------------------------------------------------------
 # The displays of a running tournament
-
-
-class TournamentDisplay(Protocol):
-    """What the coordinator tells the person watching."""
-
-    def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
-        """The run begins: ``done`` of ``total`` matches are already stored; ``standings``
-        computes the current standings when called."""
-
-    def match_stored(self, row: Mapping[str, Any]) -> None:
-        """A match was stored."""
-
-    def tick(self) -> None:
-        """Nothing else happened: called a few times a second while matches are played."""
-
-    def note(self, text: str) -> None:
-        """A line of information."""
-
-    def finish(self, standings: Standings | None) -> None:
-        """The run is over (finished or stopped): final standings if any."""
 
 
 def _count(number: int, noun: str, nouns: str) -> str:

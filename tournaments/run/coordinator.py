@@ -59,7 +59,7 @@ from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.league.submissions import enter_submissions
-from tournaments.report.terminal import TournamentDisplay
+from tournaments.run.display import TournamentDisplay
 from tournaments.run.pool_preflight import preflight as preflight_bots
 from tournaments.run.remote import RemoteGate, advertised_host
 from tournaments.run.worker import (
