@@ -22,6 +22,7 @@ from rich.console import Console
 from tournaments.cli.common import invoked_as
 from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import PreflightError, TournamentError
+from tournaments.league.submissions import enter_submissions
 from tournaments.report.html_report import REPORT_NAME, write_report
 from tournaments.report.terminal import (
     LinesDisplay,
@@ -199,7 +200,7 @@ def tournament(
             "Aborted: matches in progress are lost; run the same command to resume",
         ):
             summary, _ = run_tournament(
-                setup,
+                enter_submissions(setup),  # a league's: its submitted bots' latest versions
                 display=display,
                 stop=stop,
                 warn=lambda text: typer.echo(text, err=True),

@@ -156,7 +156,7 @@ def run_league(
                 )
                 watcher.start()
                 try:
-                    summary, _ = run_tournament(setup, display=display, stop=round_stop, warn=say)
+                    summary, _ = run_tournament(entered, display=display, stop=round_stop, warn=say)
                 finally:
                     over.set()
                     watcher.join()

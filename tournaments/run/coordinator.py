@@ -58,7 +58,6 @@ from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
-from tournaments.league.submissions import enter_submissions
 from tournaments.run.display import TournamentDisplay
 from tournaments.run.pool_preflight import preflight as preflight_bots
 from tournaments.run.remote import RemoteGate, advertised_host
@@ -598,9 +597,10 @@ def run_tournament(
     ``preflight``, when matches are left to play, every started bot is first started once
     and must say hello (:mod:`tournaments.run.pool_preflight`). Raises :class:`TournamentError`
     (config, store, lock or cluster problems; :class:`~tournaments.errors.PreflightError`: a
-    bot that cannot start) before any match is played.
+    bot that cannot start) before any match is played. A league's setup comes with its
+    submitted bots already entered by the caller
+    (:func:`~tournaments.league.submissions.enter_submissions`).
     """
-    setup = enter_submissions(setup)  # a league's: its submitted bots' latest versions
     _check_remote_bots(setup)
     sandbox = tournament_sandbox(setup)
     stop = stop or StopRequest()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -188,6 +189,27 @@ def test_the_latest_accepted_version_of_each_name_plays(tmp_path: Path) -> None:
     assert "AEGIS_SEED" in spec.env  # from the config's seed, as every bot's
     assert [submission.player for submission in store.pending()] == ["b@2"]
     assert not dead.exists()
+
+
+@pytest.mark.skipif(
+    bubblewrap_problem() is not None and not os.environ.get("CI"),
+    reason=f"a league's bots run sandboxed: {bubblewrap_problem()}",
+)
+def test_aegis_ref_tournament_on_a_league_plays_its_accepted_bots(tmp_path: Path) -> None:
+    """``aegis-ref tournament`` enters a league's submissions itself before it runs (the
+    coordinator knows nothing of leagues): the accepted version plays, the rejected one not."""
+    league = write_league(tmp_path / "league")
+    store = SubmissionStore(load_config(league / "league.yaml"))
+    for version, state in (("1", State.ACCEPTED), ("2", State.REJECTED)):
+        source = python_bot(tmp_path / f"a-{version}", "a", version)
+        submission = store.receive(source)
+        shutil.copytree(source, submission.bot)  # as if built
+        store._save(replace(submission, state=state))
+    result = invoke("tournament", league / "league.yaml", "--progress", "none")
+    assert result.exit_code == 0, result.output
+    shown = invoke("standings", league / "results", "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    assert sorted(row["name"] for row in json.loads(shown.output)["bots"]) == ["a@1", "house"]
 
 
 # -- aegis-ref league --------------------------------------------------------------------------
