@@ -232,6 +232,68 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
     assert "referee.edge" in graph["referee.hub"]
 
 
+#: The sub-packages of ``tournaments``, lowest first: each imports only from its own layer and
+#: those below it (docs/architecture.md). ``tournaments.errors`` is shared by all of them.
+TOURNAMENTS_LAYERS = ("config", "schedule", "store", "stats", "report", "run", "league", "cli")
+TOURNAMENTS_SHARED = ("tournaments", "tournaments.errors", "tournaments.examples")
+
+
+def _tournaments_layer(name: str) -> int:
+    """The rank of the layer of ``name``, a module of ``tournaments`` outside the shared ones."""
+    return TOURNAMENTS_LAYERS.index(name.split(".")[1])
+
+
+def test_every_tournaments_module_sits_in_a_layer() -> None:
+    """A new module goes into the sub-package of what it does, not flat beside them."""
+    stray = [
+        module
+        for module in import_graph()
+        if _top(module) == "tournaments"
+        and module not in TOURNAMENTS_SHARED
+        and module.split(".")[1] not in TOURNAMENTS_LAYERS
+    ]
+    assert stray == []
+
+
+def test_tournaments_imports_only_its_own_layer_and_those_below() -> None:
+    """config < schedule < store < stats < report < run < league < cli: the coordinator (run)
+    knows no league (its callers enter a league's submissions before it runs), and nothing
+    below the command line imports it."""
+
+    def allowed(module: str, name: str) -> bool:
+        if _top(name) != "tournaments" or _within(name, *TOURNAMENTS_SHARED[1:]):
+            return True
+        if name == "tournaments" or module == "tournaments":
+            return True
+        return _tournaments_layer(name) <= _tournaments_layer(module)
+
+    assert _violations(tuple(f"tournaments.{layer}" for layer in TOURNAMENTS_LAYERS), allowed) == []
+    assert _tournaments_layer("tournaments.store.database") < _tournaments_layer(
+        "tournaments.run.worker"
+    )
+
+
+def test_nothing_below_the_command_line_imports_it() -> None:
+    def allowed(module: str, name: str) -> bool:
+        return not _within(name, "tournaments.cli") or _within(module, "tournaments.cli")
+
+    assert _violations(PACKAGES, allowed) == []
+
+
+def test_running_a_tournament_loads_no_renderer() -> None:
+    """The coordinator and a league's runner tell a display (tournaments.run.display, a
+    protocol) what happens: the rich renderer is the command line's choice, not theirs."""
+    probe = (
+        "import sys, tournaments.run.coordinator, tournaments.league.runner; "
+        "print(sorted(name for name in sys.modules "
+        "if name == 'tournaments.report.terminal' or name.split('.')[0] in ('rich', 'typer')))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize(
     ("library", "owners"),
     [
@@ -257,7 +319,8 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
         # CurveZMQ's ZAP handler: one, in the edge.
         ("zmq.auth", ("referee.edge",)),
         ("yaml", ("tournaments.config.tournament",)),
-        # The command line, and the one module that renders tables and the live display.
+        # The command line, and the one module that renders tables and the live display: what
+        # runs a tournament knows only its protocol (tournaments.run.display).
         ("typer", ("tournaments.cli",)),
         ("rich", ("tournaments.cli", "tournaments.report.terminal")),
         ("distributed", ("tournaments.run.cluster",)),
