@@ -283,15 +283,28 @@ def test_nothing_below_the_command_line_imports_it() -> None:
 def test_running_a_tournament_loads_no_renderer() -> None:
     """The coordinator and a league's runner tell a display (tournaments.run.display, a
     protocol) what happens: the rich renderer is the command line's choice, not theirs."""
+    loaded = _loaded_by(
+        ("tournaments.run.coordinator", "tournaments.league.runner"),
+        modules=("tournaments.report.terminal",),
+        packages=("rich", "typer"),
+    )
+    assert loaded == []
+
+
+def _loaded_by(
+    imported: tuple[str, ...], *, modules: tuple[str, ...] = (), packages: tuple[str, ...] = ()
+) -> list[str]:
+    """Which of ``modules``, and of the modules of ``packages``, a fresh Python process has
+    loaded once it has imported ``imported``."""
     probe = (
-        "import sys, tournaments.run.coordinator, tournaments.league.runner; "
-        "print(sorted(name for name in sys.modules "
-        "if name == 'tournaments.report.terminal' or name.split('.')[0] in ('rich', 'typer')))"
+        f"import sys, {', '.join(imported)}; "
+        "print('\\n'.join(sorted(name for name in sys.modules "
+        f"if name in {modules!r} or name.split('.')[0] in {packages!r})))"
     )
     shown = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert shown.stdout.strip() == "[]"
+    return shown.stdout.split()
 
 
 @pytest.mark.parametrize(
@@ -440,27 +453,16 @@ def test_the_store_alone_runs_sql() -> None:
 def test_the_sdk_starts_without_the_models() -> None:
     """A Python bot starts in a tenth of a second only if the SDK leaves pydantic (the
     message models, a quarter of a second to import) alone."""
-    probe = (
-        "import sys, protocol.sdk, sample_bots.random.bot; "
-        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'pydantic'))"
-    )
-    shown = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    assert shown.stdout.strip() == "[]"
+    assert _loaded_by(("protocol.sdk", "sample_bots.random.bot"), packages=("pydantic",)) == []
 
 
 def test_reading_a_config_loads_neither_the_server_nor_zmq() -> None:
     """A config names the remote bots' listener and its key file: reading one (a report, a
     standings table, a check of the file) needs neither the match runner's server nor
     ZeroMQ."""
-    probe = (
-        "import sys, tournaments.config.tournament; "
-        "print(sorted(name for name in sys.modules "
-        "if name in ('referee.server', 'referee.hub', 'referee.runner') "
-        "or name.split('.')[0] == 'zmq'))"
+    loaded = _loaded_by(
+        ("tournaments.config.tournament",),
+        modules=("referee.server", "referee.hub", "referee.runner"),
+        packages=("zmq",),
     )
-    shown = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    assert shown.stdout.strip() == "[]"
+    assert loaded == []
