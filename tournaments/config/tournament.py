@@ -15,12 +15,11 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from referee.bots import BotSpec, ResourceLimits
@@ -32,6 +31,17 @@ from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode, bot_home
 from referee.seeds import derive_seed
 from referee.time_control import TimeControl
+from tournaments.config.sources import (
+    BOT_NAME_RULE,
+    DataPath,
+    PathError,
+    compose_yaml,
+    is_arguments,
+    locate_issue,
+    matching,
+    pydantic_issues,
+    show_value,
+)
 from tournaments.errors import ConfigError, ConfigIssue
 
 __all__ = [
@@ -61,24 +71,6 @@ _DEFAULT_BUILD = BuildLimits()
 
 Format = Literal["round_robin", "gauntlet"]
 ExecutorKind = Literal["local", "dask"]
-
-
-_BOT_NAME_RULE = (
-    "a bot name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"
-)
-
-
-def _matching(value: object, pattern: re.Pattern[str], rule: str) -> object:
-    """``value``, unless it is a string that ``pattern`` does not match whole: then a
-    ``ValueError`` saying ``rule`` (a field validator's check of a name)."""
-    if isinstance(value, str) and not pattern.fullmatch(value):
-        raise ValueError(rule)
-    return value
-
-
-def _is_arguments(value: object) -> bool:
-    """True for a non-empty list of strings: a command as arguments."""
-    return isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
 
 
 class _Model(BaseModel):
@@ -171,12 +163,12 @@ class BotConfig(_Model):
     @field_validator("name", mode="before")
     @classmethod
     def _check_name(cls, value: object) -> object:
-        return _matching(value, BOT_NAME_PATTERN, _BOT_NAME_RULE)
+        return matching(value, BOT_NAME_PATTERN, BOT_NAME_RULE)
 
     @field_validator("command", mode="before")
     @classmethod
     def _check_command(cls, value: object) -> object:
-        if value is None or isinstance(value, str) or _is_arguments(value):
+        if value is None or isinstance(value, str) or is_arguments(value):
             return value
         raise ValueError(
             "must be a bundled bot's name, a command line string or a non-empty list of strings"
@@ -581,115 +573,6 @@ class TournamentSetup:
 
 
 # ---------------------------------------------------------------------------------------------
-# YAML with line numbers
-
-_Path = tuple[str | int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Lines:
-    key: int
-    value: int
-
-
-class _PathError(Exception):
-    """A problem found while resolving, located by a data path."""
-
-    def __init__(self, path: _Path, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
-        #: Where it is, when the path alone cannot say (a key given twice).
-        self.line = line
-
-
-def _compose(text: str, source: str) -> tuple[Any, dict[_Path, _Lines]]:
-    """The YAML document's data and the line of every key and value in it."""
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise ConfigError([ConfigIssue(source, 1, "", "the file is empty: expected a mapping")])
-        lines: dict[_Path, _Lines] = {}
-        problems: list[_PathError] = []
-        _walk(node, (), node.start_mark.line + 1, lines, problems)
-        if problems:
-            raise ConfigError([_issue(source, lines, problem) for problem in problems])
-        data = loader.construct_document(node)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = None if mark is None else mark.line + 1
-        problem = " ".join(part for part in (error.context, error.problem) if part)
-        raise ConfigError([ConfigIssue(source, line, "", f"not valid YAML: {problem}")]) from None
-    except yaml.YAMLError as error:
-        raise ConfigError([ConfigIssue(source, None, "", f"not valid YAML: {error}")]) from None
-    finally:
-        loader.dispose()
-    return data, lines
-
-
-def _walk(
-    node: yaml.Node,
-    path: _Path,
-    key_line: int,
-    lines: dict[_Path, _Lines],
-    problems: list[_PathError],
-) -> None:
-    lines[path] = _Lines(key_line, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                problems.append(
-                    _PathError((*path, key), f"key given twice (first on line {seen[key]})", line)
-                )
-                continue
-            seen[key] = line
-            _walk(value_node, (*path, key), line, lines, problems)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, (*path, index), item.start_mark.line + 1, lines, problems)
-
-
-def _show_path(path: _Path) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
-def _show_value(value: object) -> str:
-    text = (
-        repr(value)
-        if isinstance(value, str)
-        else yaml.safe_dump(value, default_flow_style=True, width=1000)
-        .strip()
-        .removesuffix("...")
-        .strip()
-    )
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _issue(
-    source: str, lines: Mapping[_Path, _Lines], problem: _PathError, *, at_key: bool = False
-) -> ConfigIssue:
-    """Locate ``problem``: the line of its value (of its key with ``at_key``), else of the
-    nearest enclosing value."""
-    path = problem.path
-    line = problem.line
-    for length in range(len(path), -1, -1):
-        if line is not None:
-            break
-        found = lines.get(path[:length])
-        if found is not None:
-            line = found.key if (at_key and length == len(path)) else found.value
-            break
-    return ConfigIssue(source, line, _show_path(path), problem.message)
-
-
-# ---------------------------------------------------------------------------------------------
 # Validation
 
 
@@ -707,7 +590,7 @@ _KNOWN_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _known_keys(path: _Path) -> tuple[str, ...]:
+def _known_keys(path: DataPath) -> tuple[str, ...]:
     """The keys allowed in the mapping at ``path``."""
     if len(path) == 0:
         return _KNOWN_KEYS["top"]
@@ -729,79 +612,25 @@ def _known_keys(path: _Path) -> tuple[str, ...]:
     return ()
 
 
-def _data_path(data: Any, loc: Sequence[str | int]) -> _Path:
-    """The part of a pydantic error location that walks into the data (pydantic appends the
-    union member or validator it tried, which is not a place in the file)."""
-    path: list[str | int] = []
-    for part in loc:
-        inside_mapping = isinstance(data, Mapping) and part in data
-        inside_list = isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
-        if inside_mapping or inside_list:
-            data = data[part]
-        else:
-            path.append(part)
-            break
-        path.append(part)
-    return tuple(path)
-
-
-def _pydantic_issues(
-    error: ValidationError,
-    data: Any,
-    source: str,
-    lines: Mapping[_Path, _Lines],
-    known_keys: Callable[[_Path], tuple[str, ...]] | None = None,
-) -> list[ConfigIssue]:
-    """Each of pydantic's errors as an issue at its line; ``known_keys`` (default: the
-    config's) lists the keys allowed at a place, for an unknown key's message."""
-    known_keys = known_keys or _known_keys
-    issues: list[ConfigIssue] = []
-    seen: set[_Path] = set()
-    for item in error.errors(include_url=False):
-        kind = item["type"]
-        path = _data_path(data, item["loc"])
-        if kind == "missing":
-            key = path[-1]
-            issues.append(
-                _issue(source, lines, _PathError(path[:-1], f"missing required key {key!r}"))
-            )
-            continue
-        if kind == "extra_forbidden":
-            known = ", ".join(known_keys(path[:-1]))
-            message = f"unknown key{f'; known keys here: {known}' if known else ''}"
-            issues.append(_issue(source, lines, _PathError(path, message), at_key=True))
-            continue
-        if path in seen:  # one message per place (a union reports each member)
-            continue
-        seen.add(path)
-        message = item["msg"].removeprefix("Value error, ")
-        message = re.sub(r"^Input should be", "should be", message)
-        message = re.sub(r"^(List|String|Dictionary) should", r"should", message)
-        issues.append(
-            _issue(source, lines, _PathError(path, f"{message}, got {_show_value(item['input'])}"))
-        )
-    return issues
-
-
-def _check_rules(rules: Mapping[str, int]) -> tuple[RulesOptions, list[_PathError]]:
-    problems: list[_PathError] = []
+def _check_rules(rules: Mapping[str, int]) -> tuple[RulesOptions, list[PathError]]:
+    problems: list[PathError] = []
     known = RulesOptions().to_dict()
     for key, value in rules.items():
         if key not in known:
             problems.append(
-                _PathError(("rules", key), f"unknown rules option; known: {', '.join(known)}")
+                PathError(("rules", key), f"unknown rules option; known: {', '.join(known)}")
             )
             continue
         try:
             RulesOptions(**{key: value})
         except RulesOptionsError as error:
-            problems.append(_PathError(("rules", key), str(error)))
+            problems.append(PathError(("rules", key), str(error)))
     if problems:
         return RulesOptions(), problems
     return RulesOptions(**rules), problems
 
 
-def _resolve_command(command: str | list[str], cwd: Path, path: _Path) -> tuple[str, ...]:
+def _resolve_command(command: str | list[str], cwd: Path, path: DataPath) -> tuple[str, ...]:
     """The argv of a bot: a bundled bot's run script, or the command with its program checked.
 
     A program given as a path (it has a ``/``) resolves against the bot's working directory,
@@ -814,24 +643,24 @@ def _resolve_command(command: str | list[str], cwd: Path, path: _Path) -> tuple[
         try:
             argv = shlex.split(text)
         except ValueError as error:
-            raise _PathError(path, f"cannot split the command line {command!r}: {error}") from None
+            raise PathError(path, f"cannot split the command line {command!r}: {error}") from None
         if not argv:
-            raise _PathError(path, "empty command")
+            raise PathError(path, "empty command")
     else:
         argv = list(command)
         if not argv[0]:
-            raise _PathError((*path, 0), "empty program name")
+            raise PathError((*path, 0), "empty program name")
     program = argv[0]
     if "/" in program:
         resolved = Path(os.path.normpath(cwd / program))
         if not resolved.is_file():
-            raise _PathError(path, f"program {program!r} does not exist (looked for {resolved})")
+            raise PathError(path, f"program {program!r} does not exist (looked for {resolved})")
         if not os.access(resolved, os.X_OK):
-            raise _PathError(path, f"program {str(resolved)!r} is not executable")
+            raise PathError(path, f"program {str(resolved)!r} is not executable")
         argv[0] = str(resolved)
     elif shutil.which(program) is None:
         known = ", ".join(bundled_bot_names()) or "none"
-        raise _PathError(
+        raise PathError(
             path,
             f"{program!r} is neither a bundled bot ({known}) nor a program on PATH",
         )
@@ -839,20 +668,20 @@ def _resolve_command(command: str | list[str], cwd: Path, path: _Path) -> tuple[
 
 
 def _resolve_bot(bot: BotConfig, index: int, base_dir: Path) -> BotSpec:
-    path: _Path = ("bots", index)
+    path: DataPath = ("bots", index)
     if (bot.command is None) == (bot.remote_key is None):
-        raise _PathError(path, "give exactly one of 'command' (a bot to start) or 'remote_key'")
+        raise PathError(path, "give exactly one of 'command' (a bot to start) or 'remote_key'")
     # AEGIS_SEED, unless given here, comes from the master seed: TournamentSetup.with_seed.
     env = dict(bot.env)
     limits = ResourceLimits(**bot.limits.model_dump())
     if bot.remote_key is not None:
         if not _Z85_KEY.fullmatch(bot.remote_key):
-            raise _PathError((*path, "remote_key"), "a CurveZMQ public key is 40 Z85 characters")
+            raise PathError((*path, "remote_key"), "a CurveZMQ public key is 40 Z85 characters")
         return BotSpec(
             bot.name, (), None, env, limits, bot.remote_key, connections=bot.connections or 1
         )
     if bot.connections is not None:
-        raise _PathError(
+        raise PathError(
             (*path, "connections"),
             "only for a remote bot (remote_key): a started bot plays one match per process",
         )
@@ -860,14 +689,14 @@ def _resolve_bot(bot: BotConfig, index: int, base_dir: Path) -> BotSpec:
     if bot.cwd is not None:
         cwd = Path(bot.cwd) if Path(bot.cwd).is_absolute() else base_dir / bot.cwd
         if not cwd.is_dir():
-            raise _PathError((*path, "cwd"), f"working directory {str(cwd)!r} does not exist")
+            raise PathError((*path, "cwd"), f"working directory {str(cwd)!r} does not exist")
     assert bot.command is not None
     argv = _resolve_command(bot.command, cwd, (*path, "command"))
     read_only = []
     for number, text in enumerate(bot.read_only):
         shown = Path(os.path.normpath(base_dir / Path(text).expanduser()))
         if not shown.exists():
-            raise _PathError((*path, "read_only", number), f"path {str(shown)!r} does not exist")
+            raise PathError((*path, "read_only", number), f"path {str(shown)!r} does not exist")
         read_only.append(str(shown))
     # The bot's own folder, shown in its sandbox: its cwd when the config names one, else the
     # folder of its program or script.
@@ -884,46 +713,44 @@ def _resolve_bot(bot: BotConfig, index: int, base_dir: Path) -> BotSpec:
     )
 
 
-def _resolve_file(text: str, base_dir: Path, path: _Path, *, must_exist: bool = True) -> Path:
+def _resolve_file(text: str, base_dir: Path, path: DataPath, *, must_exist: bool = True) -> Path:
     """A file named in the config, resolved against its directory."""
     resolved = Path(os.path.normpath(base_dir / Path(text).expanduser()))
     if must_exist and not resolved.is_file():
-        raise _PathError(path, f"file {text!r} does not exist (looked for {resolved})")
+        raise PathError(path, f"file {text!r} does not exist (looked for {resolved})")
     return resolved
 
 
 def _resolve_executor(
     config: ExecutorConfig, base_dir: Path
-) -> tuple[ExecutorSetup, list[_PathError]]:
+) -> tuple[ExecutorSetup, list[PathError]]:
     """The executor's setup, or the problems with its keys (all of them)."""
-    problems: list[_PathError] = []
+    problems: list[PathError] = []
     if config.kind == "local":
         for key in ("address", "scheduler_file", "tls"):
             if getattr(config, key) is not None:
-                problems.append(_PathError(("executor", key), "only used with kind: dask"))
+                problems.append(PathError(("executor", key), "only used with kind: dask"))
         if config.batch_size != 1:
-            problems.append(_PathError(("executor", "batch_size"), "only used with kind: dask"))
+            problems.append(PathError(("executor", "batch_size"), "only used with kind: dask"))
         return ExecutorSetup(affinity=config.affinity), problems
     if "affinity" in config.model_fields_set:
-        problems.append(_PathError(("executor", "affinity"), "only used with kind: local"))
+        problems.append(PathError(("executor", "affinity"), "only used with kind: local"))
     if (config.address is None) == (config.scheduler_file is None):
         problems.append(
-            _PathError(
+            PathError(
                 ("executor",),
                 "kind dask needs exactly one of 'address' (tcp://host:8786) or 'scheduler_file'",
             )
         )
     if config.address is not None and not _SCHEDULER_ADDRESS.fullmatch(config.address):
         problems.append(
-            _PathError(
+            PathError(
                 ("executor", "address"),
                 "a Dask scheduler address is tcp://HOST:PORT or tls://HOST:PORT",
             )
         )
     elif config.tls is not None and (config.address or "").startswith("tcp://"):
-        problems.append(
-            _PathError(("executor", "address"), "the 'tls' files need a tls:// address")
-        )
+        problems.append(PathError(("executor", "address"), "the 'tls' files need a tls:// address"))
     scheduler_file = None
     if config.scheduler_file is not None:
         # The scheduler writes it when it starts: it need not exist yet.
@@ -941,7 +768,7 @@ def _resolve_executor(
                     if text is None
                     else _resolve_file(text, base_dir, ("executor", "tls", key))
                 )
-            except _PathError as problem:
+            except PathError as problem:
                 problems.append(problem)
         ca_file, cert = files.get("ca_file"), files.get("cert")
         if ca_file is not None and cert is not None:
@@ -959,20 +786,20 @@ def _resolve_executor(
 
 def _resolve_listen(
     config: TournamentConfig, base_dir: Path
-) -> tuple[RemoteListener | None, list[_PathError]]:
+) -> tuple[RemoteListener | None, list[PathError]]:
     """The remote bots' listener, or the problems that stop remote bots from playing."""
     remote = [index for index, bot in enumerate(config.bots) if bot.remote_key is not None]
     listen = config.listen
     if not remote:
         return None, []
-    problems: list[_PathError] = []
+    problems: list[PathError] = []
     owners: dict[str, int] = {}
     for index in remote:
         key = config.bots[index].remote_key or ""
         if key in owners:
             other = owners[key]
             problems.append(
-                _PathError(
+                PathError(
                     ("bots", index, "remote_key"),
                     f"the same key as bots[{other}] ({config.bots[other].name}): each remote "
                     "bot needs a key pair of its own",
@@ -981,35 +808,35 @@ def _resolve_listen(
         owners.setdefault(key, index)
     if listen is None:
         problems.append(
-            _PathError(
+            PathError(
                 ("bots", remote[0], "remote_key"),
                 "a remote bot needs a 'listen' section (port, key_file) to dial in to",
             )
         )
     if listen is not None and listen.advertise is not None and config.executor.kind != "dask":
-        problems.append(_PathError(("listen", "advertise"), "only used with executor kind: dask"))
+        problems.append(PathError(("listen", "advertise"), "only used with executor kind: dask"))
     if listen is None:
         return None, problems
     listener = None
     try:
         key_file = _resolve_file(listen.key_file, base_dir, ("listen", "key_file"))
         public, secret = read_secret_key(key_file)
-    except _PathError as problem:
+    except PathError as problem:
         problems.append(problem)
     except ValueError as error:
-        problems.append(_PathError(("listen", "key_file"), str(error)))
+        problems.append(PathError(("listen", "key_file"), str(error)))
     else:
         listener = RemoteListener(listen.host, listen.port, public, secret)
     return listener, problems
 
 
-def _cross_checks(config: TournamentConfig) -> list[_PathError]:
-    problems: list[_PathError] = []
+def _cross_checks(config: TournamentConfig) -> list[PathError]:
+    problems: list[PathError] = []
     names: dict[str, int] = {}
     for index, bot in enumerate(config.bots):
         if bot.name in names:
             problems.append(
-                _PathError(
+                PathError(
                     ("bots", index, "name"),
                     f"duplicate bot name {bot.name!r} (also bots[{names[bot.name]}])",
                 )
@@ -1019,7 +846,7 @@ def _cross_checks(config: TournamentConfig) -> list[_PathError]:
     if config.format == "gauntlet":
         if not config.gauntlet:
             problems.append(
-                _PathError(
+                PathError(
                     ("format",),
                     "format gauntlet needs a 'gauntlet' list naming the bots that play all "
                     "the others",
@@ -1029,19 +856,19 @@ def _cross_checks(config: TournamentConfig) -> list[_PathError]:
             for index, name in enumerate(config.gauntlet):
                 if name not in names:
                     problems.append(
-                        _PathError(("gauntlet", index), f"unknown bot {name!r}; bots: {listing}")
+                        PathError(("gauntlet", index), f"unknown bot {name!r}; bots: {listing}")
                     )
                 elif name in config.gauntlet[:index]:
-                    problems.append(_PathError(("gauntlet", index), f"{name!r} given twice"))
+                    problems.append(PathError(("gauntlet", index), f"{name!r} given twice"))
             if set(names) <= set(config.gauntlet):
                 problems.append(
-                    _PathError(("gauntlet",), "names every bot: nobody is left to play against")
+                    PathError(("gauntlet",), "names every bot: nobody is left to play against")
                 )
     elif config.gauntlet is not None:
-        problems.append(_PathError(("gauntlet",), "only used with format: gauntlet"))
+        problems.append(PathError(("gauntlet",), "only used with format: gauntlet"))
     if config.matches_per_pair % 2:
         problems.append(
-            _PathError(
+            PathError(
                 ("matches_per_pair",),
                 f"{config.matches_per_pair} is odd: matches come in duplicate pairs (same "
                 "seed, seats swapped), so give an even number such as "
@@ -1049,10 +876,10 @@ def _cross_checks(config: TournamentConfig) -> list[_PathError]:
             )
         )
     if config.anchor is not None and config.anchor not in names:
-        problems.append(_PathError(("anchor",), f"unknown bot {config.anchor!r}; bots: {listing}"))
+        problems.append(PathError(("anchor",), f"unknown bot {config.anchor!r}; bots: {listing}"))
     if config.submissions is None and len(config.bots) < 2:
         problems.append(
-            _PathError(
+            PathError(
                 ("bots",),
                 f"a tournament needs at least 2 bots, got {len(config.bots)} (or a "
                 "'submissions' folder, whose bots play too)",
@@ -1060,7 +887,7 @@ def _cross_checks(config: TournamentConfig) -> list[_PathError]:
         )
     if config.submissions is not None and config.sandbox == "off":
         problems.append(
-            _PathError(
+            PathError(
                 ("sandbox",),
                 "submitted bots (and their builds) always run sandboxed: use auto or required",
             )
@@ -1070,17 +897,17 @@ def _cross_checks(config: TournamentConfig) -> list[_PathError]:
 
 def _resolve_submissions(
     config: SubmissionsConfig | None, base_dir: Path
-) -> tuple[SubmissionsSetup | None, list[_PathError]]:
+) -> tuple[SubmissionsSetup | None, list[PathError]]:
     """The store of submissions' setup, or the problems with its keys."""
     if config is None:
         return None, []
-    problems: list[_PathError] = []
+    problems: list[PathError] = []
     read_only = []
     for number, text in enumerate(config.build.read_only):
         shown = Path(os.path.normpath(base_dir / Path(text).expanduser()))
         if not shown.exists():
             problems.append(
-                _PathError(
+                PathError(
                     ("submissions", "build", "read_only", number),
                     f"path {str(shown)!r} does not exist",
                 )
@@ -1094,7 +921,7 @@ def _resolve_submissions(
         most = ceiling.get(key)
         if most is not None and (value is None or value > most):
             problems.append(
-                _PathError(
+                PathError(
                     ("submissions", "limits", key),
                     f"{value} is over max_limits.{key}, {most}: the most a bot may ask for",
                 )
@@ -1135,7 +962,7 @@ def parse_config(
     """Validate config text; ``base_dir`` (default: the current directory) is where relative
     bot paths resolve. Raises :class:`ConfigError` listing every problem."""
     base_dir = (base_dir or Path.cwd()).resolve()
-    data, lines = _compose(text, source)
+    data, lines = compose_yaml(text, source)
     if not isinstance(data, Mapping):
         raise ConfigError(
             [
@@ -1144,14 +971,14 @@ def parse_config(
                     lines[()].value,
                     "",
                     f"a config is a mapping of keys ({', '.join(_KNOWN_KEYS['top'])}), got "
-                    f"{_show_value(data)}",
+                    f"{show_value(data)}",
                 )
             ]
         )
     try:
         config = TournamentConfig.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(_pydantic_issues(error, data, source, lines)) from None
+        raise ConfigError(pydantic_issues(error, data, source, lines, _known_keys)) from None
     problems = _cross_checks(config)
     options, rule_problems = _check_rules(config.rules)
     problems += rule_problems
@@ -1165,10 +992,10 @@ def parse_config(
     for index, bot in enumerate(config.bots):
         try:
             specs.append(_resolve_bot(bot, index, base_dir))
-        except _PathError as problem:
+        except PathError as problem:
             problems.append(problem)
     if problems:
-        issues = [_issue(source, lines, problem) for problem in problems]
+        issues = [locate_issue(source, lines, problem) for problem in problems]
         issues.sort(key=lambda issue: issue.line or 0)
         raise ConfigError(issues)
     time_control = TimeControl(

@@ -33,18 +33,18 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from referee.bots import ResourceLimits
-from tournaments.config.tournament import (
-    _BOT_NAME_RULE,
-    BOT_NAME_PATTERN,
-    LimitsConfig,
-    _is_arguments,
-    _issue,
-    _Lines,
-    _matching,
-    _Path,
-    _PathError,
-    _pydantic_issues,
+from referee.bundled import BOT_NAME_PATTERN
+from tournaments.config.sources import (
+    BOT_NAME_RULE,
+    DataPath,
+    Lines,
+    PathError,
+    is_arguments,
+    locate_issue,
+    matching,
+    pydantic_issues,
 )
+from tournaments.config.tournament import LimitsConfig
 from tournaments.errors import ConfigError, ConfigIssue
 
 __all__ = [
@@ -104,7 +104,7 @@ class BotManifest(_Model):
     @field_validator("name", mode="before")
     @classmethod
     def _check_name(cls, value: object) -> object:
-        return _matching(value, BOT_NAME_PATTERN, _BOT_NAME_RULE)
+        return matching(value, BOT_NAME_PATTERN, BOT_NAME_RULE)
 
     @field_validator("version", mode="before")
     @classmethod
@@ -113,12 +113,12 @@ class BotManifest(_Model):
             "a version is 1 to 32 letters, digits, '_', '.' or '-', starting with a letter "
             "or digit (1.0, 2024-06-01, v3)"
         )
-        return _matching(value, VERSION_PATTERN, rule)
+        return matching(value, VERSION_PATTERN, rule)
 
     @field_validator("run", mode="before")
     @classmethod
     def _check_run(cls, value: object) -> object:
-        if isinstance(value, str) or _is_arguments(value):
+        if isinstance(value, str) or is_arguments(value):
             return value
         raise ValueError("must be a command line string or a non-empty list of strings")
 
@@ -145,7 +145,7 @@ _KNOWN = {
 assert set(_KNOWN["limits"]) == set(LimitsConfig.model_fields)  # one list of limits
 
 
-def _known_keys(path: _Path) -> tuple[str, ...]:
+def _known_keys(path: DataPath) -> tuple[str, ...]:
     if path == ():
         return _KNOWN["top"]
     if path == ("limits",):
@@ -174,19 +174,19 @@ def _key_parts(text: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def key_lines(text: str) -> dict[_Path, _Lines]:
+def key_lines(text: str) -> dict[DataPath, Lines]:
     """The line of every key of a TOML document, by its path (``("limits", "memory_mb")``):
     the line where it is assigned, or where its ``[table]`` starts. Keys inside an inline
     table count on its line; text inside multi-line strings is skipped."""
     return _scan(text)[0]
 
 
-def _scan(text: str) -> tuple[dict[_Path, _Lines], list[_PathError]]:
+def _scan(text: str) -> tuple[dict[DataPath, Lines], list[PathError]]:
     """:func:`key_lines`, and a problem for each key assigned twice."""
-    lines: dict[_Path, _Lines] = {(): _Lines(1, 1)}
-    twice: list[_PathError] = []
-    assigned: dict[_Path, int] = {}
-    table: _Path = ()
+    lines: dict[DataPath, Lines] = {(): Lines(1, 1)}
+    twice: list[PathError] = []
+    assigned: dict[DataPath, int] = {}
+    table: DataPath = ()
     open_string: str | None = None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -199,7 +199,7 @@ def _scan(text: str) -> tuple[dict[_Path, _Lines], list[_PathError]]:
         header = _TABLE.match(line)
         if header:
             table = _key_parts(header.group(1))
-            lines.setdefault(table, _Lines(number, number))
+            lines.setdefault(table, Lines(number, number))
             continue
         assignment = _ASSIGNMENT.match(line)
         if not assignment:
@@ -207,17 +207,17 @@ def _scan(text: str) -> tuple[dict[_Path, _Lines], list[_PathError]]:
         key = (*table, *_key_parts(assignment.group(1)))
         if key in assigned:
             message = f"key given twice (first on line {assigned[key]})"
-            twice.append(_PathError(key, message, number))
+            twice.append(PathError(key, message, number))
         assigned.setdefault(key, number)
         for length in range(len(table) + 1, len(key) + 1):
-            lines.setdefault(key[:length], _Lines(number, number))
+            lines.setdefault(key[:length], Lines(number, number))
         value = assignment.group(2)
         for quotes in ('"""', "'''"):
             if value.count(quotes) % 2 == 1:
                 open_string = quotes
         if value.lstrip().startswith("{"):
             for inner in _INLINE_KEY.findall(value):
-                lines.setdefault((*key, *_key_parts(inner)), _Lines(number, number))
+                lines.setdefault((*key, *_key_parts(inner)), Lines(number, number))
     return lines, twice
 
 
@@ -225,28 +225,28 @@ def _scan(text: str) -> tuple[dict[_Path, _Lines], list[_PathError]]:
 # Reading and checking
 
 
-def _check_run(manifest: BotManifest) -> list[_PathError]:
+def _check_run(manifest: BotManifest) -> list[PathError]:
     if isinstance(manifest.run, str):
         try:
             argv = shlex.split(manifest.run)
         except ValueError as error:
-            return [_PathError(("run",), f"cannot split the command line: {error}")]
+            return [PathError(("run",), f"cannot split the command line: {error}")]
         if not argv:
-            return [_PathError(("run",), "empty command")]
+            return [PathError(("run",), "empty command")]
     else:
         argv = list(manifest.run)
     program = argv[0]
     if not program:
-        return [_PathError(("run",), "empty program name")]
+        return [PathError(("run",), "empty program name")]
     if "/" in program:
         if not os.path.isabs(program):
             inside = os.path.normpath(program)
             if inside == ".." or inside.startswith("../"):
-                return [_PathError(("run",), f"program {program!r} is outside the bot's folder")]
+                return [PathError(("run",), f"program {program!r} is outside the bot's folder")]
         return []
     if shutil.which(program) is None:
         return [
-            _PathError(
+            PathError(
                 ("run",),
                 f"program {program!r} is not on the league's PATH (a program of the bot's "
                 f"own folder is './{program}')",
@@ -257,7 +257,7 @@ def _check_run(manifest: BotManifest) -> list[_PathError]:
 
 def _check_limits(
     manifest: BotManifest, ceiling: Mapping[str, int | None] | None
-) -> list[_PathError]:
+) -> list[PathError]:
     if ceiling is None:
         return []
     problems = []
@@ -265,7 +265,7 @@ def _check_limits(
         most = ceiling.get(key)
         if value is not None and most is not None and value > most:
             problems.append(
-                _PathError(("limits", key), f"{value} is over the league's limit of {most}")
+                PathError(("limits", key), f"{value} is over the league's limit of {most}")
             )
     return problems
 
@@ -285,7 +285,7 @@ def parse_manifest(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         if twice:
-            raise ConfigError([_issue(source, lines, problem) for problem in twice]) from None
+            raise ConfigError([locate_issue(source, lines, problem) for problem in twice]) from None
         message = str(error)
         found = re.search(r"\(at line (\d+), column \d+\)", message)
         line = int(found.group(1)) if found else None
@@ -294,15 +294,15 @@ def parse_manifest(
     try:
         manifest = BotManifest.model_validate(data)
     except ValidationError as error:
-        issues = _pydantic_issues(error, data, source, lines, _known_keys)
+        issues = pydantic_issues(error, data, source, lines, _known_keys)
         raise ConfigError(sorted(issues, key=lambda issue: issue.line or 0)) from None
     problems = _check_run(manifest) + _check_limits(manifest, ceiling)
     if manifest.name in taken:
         problems.append(
-            _PathError(("name",), f"{manifest.name!r} is the name of one of the league's own bots")
+            PathError(("name",), f"{manifest.name!r} is the name of one of the league's own bots")
         )
     if problems:
-        issues = [_issue(source, lines, problem) for problem in problems]
+        issues = [locate_issue(source, lines, problem) for problem in problems]
         raise ConfigError(sorted(issues, key=lambda issue: issue.line or 0))
     return manifest
 
