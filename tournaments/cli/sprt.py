@@ -28,6 +28,13 @@ from referee.faults import explain_fault
 from referee.sandbox import SandboxMode
 from referee.time_control import TimeControl
 from tournaments.cli.common import resolve_two_bots, write_record_or_exit
+from tournaments.cli.exit_codes import (
+    EXIT_ERROR,
+    EXIT_H0,
+    EXIT_H1,
+    EXIT_INTERRUPTED,
+    EXIT_UNDECIDED,
+)
 from tournaments.cli.options import (
     BOT_HELP,
     DEFAULT_TIME_CONTROL,
@@ -56,11 +63,6 @@ from tournaments.stats.sprt import (
 from tournaments.stats.sprt_elo import sequential_estimate
 
 __all__ = [
-    "EXIT_ERROR",
-    "EXIT_H0",
-    "EXIT_H1",
-    "EXIT_INTERRUPTED",
-    "EXIT_UNDECIDED",
     "app",
     "final_estimate_text",
     "sprt",
@@ -69,13 +71,6 @@ __all__ = [
 
 app = typer.Typer(no_args_is_help=True)
 
-EXIT_H1 = 0
-EXIT_H0 = 1
-EXIT_UNDECIDED = 3
-# 2, like typer's own usage errors: a script can tell a refused command from a verdict.
-EXIT_ERROR = 2
-#: 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
-EXIT_INTERRUPTED = 130
 #: Void pairs in a row after which the bots are taken to be unable to play at all.
 MAX_VOID_IN_A_ROW = 3
 _MOVING = {StoppingRule.DYNAMIC: " less the overshoot", StoppingRule.WALD: " (wald)"}

@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 from tournaments.cli.common import invoked_as
+from tournaments.cli.exit_codes import EXIT_BOT, EXIT_FAILED, EXIT_USAGE
 from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import PreflightError, TournamentError
 from tournaments.league.submissions import enter_submissions
@@ -36,10 +37,6 @@ from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
 
 __all__ = [
-    "EXIT_BOT",
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_USAGE",
     "app",
     "report",
     "standings",
@@ -47,13 +44,6 @@ __all__ = [
 ]
 
 app = typer.Typer(no_args_is_help=True)
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-#: A bot failed the preflight, or lost every match it played in the run to its own faults.
-EXIT_BOT = 3
-#: 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
-EXIT_INTERRUPTED = 130
 
 
 class Progress(enum.StrEnum):

@@ -39,7 +39,7 @@ from tests.tournaments.helpers import (
     write_bundled_config,
     write_config,
 )
-from tournaments.cli.tournament import EXIT_BOT
+from tournaments.cli.exit_codes import EXIT_BOT
 
 DASK = Path(sys.executable).parent / "dask"
 #: The bots of every config here: three rawbots, 20 matches per pair (60 matches).

@@ -27,7 +27,7 @@ from tests.tournaments.helpers import (
     wait_no_processes,
     write_config,
 )
-from tournaments.cli.tournament import EXIT_BOT, EXIT_USAGE
+from tournaments.cli.exit_codes import EXIT_BOT, EXIT_USAGE
 from tournaments.run.pool_preflight import preflight
 
 RANDOM_BOT = Path(__file__).resolve().parents[3] / "sample_bots" / "random" / "bot.py"

@@ -19,7 +19,7 @@ import yaml
 
 from tests.tournaments.helpers import AEGIS_REF, rawbot_entry, wait_no_processes, write_config
 from tests.tournaments.terminal import PseudoTerminal
-from tournaments.cli.tournament import EXIT_BOT
+from tournaments.cli.exit_codes import EXIT_BOT
 
 WAIT = 30.0  # seconds: the longest any expected output may take to appear
 
