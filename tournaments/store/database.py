@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeGuard, TypeVar
 
 from referee.bots import BotSpec
+from referee.faults import Fault
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule.pairings import ScheduledMatch
 from tournaments.schedule.seeds import draw_seed
@@ -61,7 +62,6 @@ __all__ = [
     "ResultGroup",
     "RetiredBot",
     "StoredBot",
-    "StoredFault",
     "StoredMatch",
     "StoredMeta",
     "StoredOutcome",
@@ -1038,20 +1038,6 @@ def stored_outcomes(connection: sqlite3.Connection) -> Iterator[StoredOutcome]:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredFault:
-    """One fault of a match, as the referee recorded it (:meth:`referee.faults.Fault.to_json`)."""
-
-    seat: int
-    bot: str
-    kind: str
-    detail: str
-    game: int | None
-    decision: int | None
-    #: The bot's last lines of output before the fault, oldest first.
-    stderr_tail: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class DecisionTimes:
     """Per seat: the decisions a match asked for, and their mean and slowest time in ms
     (None for a seat that made none)."""
@@ -1072,7 +1058,7 @@ class MatchActivity:
     match_id: str
     record_path: str
     seats: tuple[str, str]
-    faults: tuple[StoredFault, ...]
+    faults: tuple[Fault, ...]
     times: DecisionTimes
 
 
@@ -1118,21 +1104,12 @@ def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _fault(match_id: str, value: object) -> StoredFault:
+def _fault(match_id: str, value: object) -> Fault:
     if isinstance(value, dict):
-        seat, bot, kind, detail = (value.get(key) for key in ("seat", "bot", "fault", "detail"))
-        game, decision, tail = (value.get(key) for key in ("game", "decision", "stderr_tail"))
-        if (
-            _is_int(seat)
-            and isinstance(bot, str)
-            and isinstance(kind, str)
-            and isinstance(detail, str)
-            and (game is None or _is_int(game))
-            and (decision is None or _is_int(decision))
-            and isinstance(tail, list)
-            and all(isinstance(line, str) for line in tail)
-        ):
-            return StoredFault(seat, bot, kind, detail, game, decision, tuple(tail))
+        try:
+            return Fault.from_json(value)
+        except ValueError:
+            pass  # reported below, as the store's damage
     raise _damaged(match_id, "faults_json", f"holds {str(value)[:80]!r}, not a fault")
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from protocol.codes import FaultKind
+from referee.faults import Fault
 from tests.tournaments.stored import new_store, row, store_match
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule.pairings import schedule
@@ -16,7 +18,6 @@ from tournaments.schedule.seeds import SMALL_SEED
 from tournaments.store import database as store
 from tournaments.store.database import (
     DecisionTimes,
-    StoredFault,
     add_schedule,
     count_results,
     count_scheduled,
@@ -341,7 +342,8 @@ def test_faults_and_times_are_read_typed(tmp_path: Path) -> None:
             )
         store_match(connection, 1, ("b", "a"), 0)
         first, second = stored_activity(connection)
-        assert first.faults == (StoredFault(1, "b", "crash", "exited", 2, None, ("x", "last")),)
+        crash = Fault(FaultKind.CRASH, 1, "b", "exited", 2, None, ("x", "last"))
+        assert first.faults == (crash,)
         assert first.times == DecisionTimes((3, 0), (1.0, None), (2.5, None))
         assert (second.faults, second.times.decisions) == ((), (0, 0))
         assert [outcome.seats for outcome in stored_outcomes(connection)] == [
@@ -359,6 +361,7 @@ def test_faults_and_times_are_read_typed(tmp_path: Path) -> None:
         ("faults_json", "not json"),
         ("faults_json", '{"seat": 0}'),
         ("faults_json", '[{"seat": 0, "bot": "a"}]'),
+        ("faults_json", '[{"seat": 0, "bot": "a", "fault": "no such kind", "detail": ""}]'),
         ("timings_json", '{"decisions": [1]}'),
         ("timings_json", '{"decisions": [1, 2], "mean_ms": ["1", 2], "max_ms": [1, 2]}'),
     ],
