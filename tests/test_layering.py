@@ -450,3 +450,18 @@ def test_reading_a_config_loads_neither_the_server_nor_zmq() -> None:
         packages=("zmq",),
     )
     assert loaded == []
+
+
+def test_tests_share_code_only_through_helper_modules() -> None:
+    """A test module imports what tests share from a module of helpers (``helpers.py``,
+    ``bot_helpers.py``, ...), never from another test module: moving or deleting one test
+    must not break another."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        module = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                source = _source(node, module, path.name == "__init__.py")
+                if source.split(".")[-1].startswith("test_"):
+                    found.append(f"{module} imports {source}")
+    assert found == []

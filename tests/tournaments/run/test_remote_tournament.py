@@ -15,9 +15,14 @@ from pathlib import Path
 import pytest
 
 from referee.listeners import generate_keys
-from tests.referee.test_remote import remote_bot
-from tests.tournaments.helpers import RAWBOT, assert_stored_exactly_once, remote_tournament
-from tests.tournaments.test_tournament import quiet, rows
+from tests.referee.bot_helpers import remote_bot
+from tests.tournaments.helpers import (
+    RAWBOT,
+    assert_stored_exactly_once,
+    quiet,
+    remote_tournament,
+    rows,
+)
 from tournaments.config.tournament import load_config
 from tournaments.run.coordinator import run_tournament
 

@@ -28,8 +28,10 @@ from tests.tournaments.cli.helpers import invoke
 from tests.tournaments.helpers import (
     RAWBOT,
     assert_stored_exactly_once,
+    quiet,
     rawbot_entry,
     remote_tournament,
+    rows,
     run_cli,
     start_tournament,
     stored_count,
@@ -47,21 +49,6 @@ from tournaments.store.database import open_store
 
 T = TypeVar("T")
 RANDOM_BOT = Path(__file__).resolve().parents[3] / "sample_bots" / "random" / "bot.py"
-
-
-def quiet() -> QuietDisplay:
-    """A display that prints into a buffer."""
-    return QuietDisplay(Console(file=io.StringIO()))
-
-
-def rows(database: Path) -> dict[str, dict[str, object]]:
-    """Every stored row by match id."""
-    connection = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
-    connection.row_factory = sqlite3.Row
-    try:
-        return {row["match_id"]: dict(row) for row in connection.execute("SELECT * FROM results")}
-    finally:
-        connection.close()
 
 
 def test_a_whole_tournament(tmp_path: Path) -> None:
