@@ -42,10 +42,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from pydantic import ValidationError
 
+from referee.atomic import write_atomically
 from referee.bots import BotSpec
 from referee.build import run_build
 from referee.conformance import CheckSettings, ItemResult, Status, check_bot
@@ -236,13 +237,12 @@ def _flock(path: Path, *, blocking: bool) -> Iterator[bool]:
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
     """Write a JSON file atomically: a temporary file renamed into place."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with temporary.open("w", encoding="utf-8") as stream:
+
+    def write(stream: TextIO) -> None:
         json.dump(data, stream, indent=2)
         stream.write("\n")
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(temporary, path)
+
+    write_atomically(path, write, durable=True)
 
 
 class SubmissionStore:

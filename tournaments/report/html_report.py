@@ -15,7 +15,6 @@ relative to the report, so the output directory can be moved or copied with its 
 
 from __future__ import annotations
 
-import contextlib
 import html
 import math
 import os
@@ -26,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
+from referee.atomic import write_atomically
 from tournaments.errors import TournamentError
 from tournaments.report.replay_page import RecordReadError, write_replay_page
 from tournaments.report.report_data import (
@@ -995,13 +995,9 @@ def write_report(
     replays = write_replay_pages(output_dir, data.matches, pages, destination)
     records = os.path.relpath(output_dir.resolve(), destination.resolve().parent)
     text = render_report(data, records=records, replays=replays, show_seed=show_seed)
-    temporary = destination.with_name(f".{destination.name}.tmp")
     try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, destination)
+        write_atomically(destination, lambda stream: stream.write(text))
     except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise TournamentError(
             f"cannot write the report {destination}: {error.strerror or error}"
         ) from None

@@ -19,16 +19,15 @@ drawn as void, with its faults.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import html
 import json
 import math
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.atomic import write_atomically
 from referee.records import VOID_TERMINATION
 from referee.rules.actions import Bid, Exchange, Play, Stop, action_from_json
 from referee.rules.cards import Card, parse_card, sort_cards
@@ -497,14 +496,7 @@ def _is_current(page: Path, mark: str) -> bool:
 def write_page(destination: Path, text: str) -> None:
     """Write a page atomically: a temporary file beside it, then a rename. Raises
     ``OSError``."""
-    temporary = destination.with_name(f".{destination.name}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, destination)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+    write_atomically(destination, lambda stream: stream.write(text))
 
 
 def write_replay_page(

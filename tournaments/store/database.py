@@ -36,7 +36,6 @@ import functools
 import hashlib
 import json
 import os
-import secrets
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -47,6 +46,7 @@ from typing import Any, Concatenate, ParamSpec, TypeGuard, TypeVar
 
 from referee.bots import BotSpec
 from referee.faults import Fault
+from referee.record_files import write_record as write_record_file
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule.pairings import ScheduledMatch
 from tournaments.schedule.seeds import draw_seed
@@ -706,35 +706,12 @@ def remove_stale_temporaries(directory: Path) -> int:
     return removed
 
 
-def _fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def write_record(path: Path, lines: Sequence[str]) -> None:
-    """Write a record atomically and durably: temporary file, fsync, rename, fsync the
-    directory. Call before the match's row is committed. Raises :class:`StoreError` if it
-    cannot (a full disk, say), leaving no temporary file behind."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}{_TEMPORARY_SUFFIX}")
+    """Write a record atomically and durably (:func:`referee.record_files.write_record`).
+    Call before the match's row is committed. Raises :class:`StoreError` if it cannot (a
+    full disk, say), leaving no temporary file behind."""
     try:
-        with temporary.open("w", encoding="utf-8", newline="\n") as stream:
-            for line in lines:
-                stream.write(line)
-                stream.write("\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        if isinstance(error, OSError):
-            raise _store_failure(path, "write the record", error) from None
-        raise
-    try:
-        _fsync_directory(path.parent)
+        write_record_file(path, lines)
     except OSError as error:
         raise _store_failure(path, "write the record", error) from None
 
