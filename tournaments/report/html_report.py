@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 from referee.atomic import write_atomically
 from tournaments.errors import TournamentError
+from tournaments.report.assets import asset_text
 from tournaments.report.replay_page import RecordReadError, write_replay_page
 from tournaments.report.report_data import (
     MAX_PROGRESSION_POINTS,
@@ -669,85 +670,10 @@ def _matches_section(
 # ---------------------------------------------------------------------------------------------
 # The page
 
-_CSS = """
-:root{color-scheme:light;--ink:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa}
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
-color:var(--ink);margin:0 auto;max-width:1100px;padding:1.5em 2em 4em;line-height:1.45}
-h1{margin:.2em 0}h2{margin-top:2em;border-bottom:1px solid var(--line);padding-bottom:.2em}
-h3{font-size:1em;margin:1.4em 0 .4em}
-nav{display:flex;flex-wrap:wrap;gap:.4em 1.2em;margin:.8em 0 1.2em;font-size:.95em}
-a{color:#0969da}p.meta,p.note,figcaption,p.empty{color:var(--muted);font-size:.92em}
-dl.settings{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;font-size:.92em;
-margin:.4em 0}dl.settings dt{color:var(--muted)}dl.settings dd{margin:0}
-.warning{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5em .8em}
-.scroll{overflow-x:auto}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em;font-variant-numeric:tabular-nums}
-th,td{border:1px solid var(--line);padding:.25em .6em;text-align:left;white-space:nowrap}
-thead th{background:var(--soft);position:sticky;top:0}
-td.num{text-align:right}td.detail{white-space:normal;max-width:32em}
-td.output{font-family:ui-monospace,monospace;font-size:.9em}
-table.sortable thead th{cursor:pointer;user-select:none}
-table.sortable thead th[aria-sort=ascending]::after{content:" \\25B2";font-size:.7em}
-table.sortable thead th[aria-sort=descending]::after{content:" \\25BC";font-size:.7em}
-table.matrix td{text-align:right}table.matrix td.light{color:#fff}
-td.self{background:#e8e8e8;text-align:center}
-td.none{background:#f0f0f0}
-figure{margin:.8em 0}svg.chart{max-width:100%;height:auto;font-size:12px}
-svg text{fill:var(--ink)}svg .tick,svg .axis-title{fill:var(--muted);font-size:11px}
-svg .grid{stroke:#e6e9ed;stroke-width:1}
-svg .reference{stroke:#8c959f;stroke-width:1;stroke-dasharray:4 3}
-svg .ci,svg .cap{stroke-width:2.5}svg .ci-match{stroke:#c8cdd3;stroke-width:9;
-stroke-linecap:butt}svg .elo{stroke:#fff;stroke-width:1.5}
-svg .cell{stroke:#fff;stroke-width:1}svg .cell.self{fill:#d0d4d9}svg .cell.none{fill:#f0f0f0}
-svg .cell-text{font-size:11px;pointer-events:none}svg .cell-text.light{fill:#fff}
-svg .scale{stroke:#d1d9e0}
-svg .line{fill:none;stroke-width:2;stroke-linejoin:round}svg .key{stroke-width:3}
-details.pairing{margin:.3em 0}details.pairing summary{cursor:pointer}
-code{font-family:ui-monospace,monospace;font-size:.92em;background:var(--soft);padding:0 .25em}
-"""
+_CSS = asset_text("report.css")
 
 #: Click (or Enter on) a column heading to sort a table by it; numbers by their value.
-_SCRIPT = """
-(function () {
-  function key(row, index) {
-    var cell = row.cells[index];
-    var text = cell ? (cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent) : "";
-    text = text.trim();
-    var number = Number(text);
-    return text !== "" && isFinite(number) ? number : text.toLowerCase();
-  }
-  function compare(a, b) {
-    var numeric = [typeof a === "number", typeof b === "number"];
-    if (numeric[0] && numeric[1]) return a - b;
-    if (numeric[0] !== numeric[1]) return numeric[0] ? -1 : 1;
-    return a < b ? -1 : a > b ? 1 : 0;
-  }
-  document.querySelectorAll("table.sortable").forEach(function (table) {
-    var headings = table.tHead ? Array.prototype.slice.call(table.tHead.rows[0].cells) : [];
-    headings.forEach(function (heading, index) {
-      function sort() {
-        var body = table.tBodies[0];
-        var up = heading.getAttribute("aria-sort") !== "ascending";
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var order = compare(key(a, index), key(b, index));
-          return up ? order : -order;
-        });
-        headings.forEach(function (other) { other.removeAttribute("aria-sort"); });
-        heading.setAttribute("aria-sort", up ? "ascending" : "descending");
-        rows.forEach(function (row) { body.appendChild(row); });
-      }
-      heading.tabIndex = 0;
-      heading.title = "Sort by " + heading.textContent;
-      heading.addEventListener("click", sort);
-      heading.addEventListener("keydown", function (event) {
-        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); sort(); }
-      });
-    });
-    table.dataset.sortable = "ready";
-  });
-})();
-"""
+_SCRIPT = asset_text("report.js")
 
 
 def _settings(meta: StoredMeta | None, show_seed: bool) -> str:
