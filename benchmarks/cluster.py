@@ -45,10 +45,10 @@ from rich.console import Console
 from referee.bundled import resolve_bot
 from referee.rules.options import RulesOptions
 from referee.time_control import TimeControl
-from tournaments.cluster import open_cluster
-from tournaments.config import ExecutorSetup, TournamentSetup
-from tournaments.render import QuietDisplay
-from tournaments.tournament import run_tournament
+from tournaments.config.tournament import ExecutorSetup, TournamentSetup
+from tournaments.report.terminal import QuietDisplay
+from tournaments.run.cluster import open_cluster
+from tournaments.run.coordinator import run_tournament
 
 WORKERS = 2
 
@@ -58,7 +58,7 @@ def _role(process: psutil.Process) -> str:
     if process.pid == os.getpid():
         return "coordinator"
     command = " ".join(process.cmdline())
-    if "tournaments.cluster" in command:
+    if "tournaments.run.cluster" in command:
         return "scheduler+nannies"
     if "reaper.py" in command:
         return "reapers"

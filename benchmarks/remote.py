@@ -39,8 +39,8 @@ from referee.bundled import resolve_bot
 from referee.listeners import RemoteListener, generate_keys, listen_problem
 from referee.rules.options import RulesOptions
 from referee.time_control import TimeControl
-from tournaments.config import TournamentSetup
-from tournaments.tournament import run_tournament
+from tournaments.config.tournament import TournamentSetup
+from tournaments.run.coordinator import run_tournament
 
 RANDOM_BOT = Path(__file__).resolve().parents[1] / "sample_bots" / "random" / "bot.py"
 BOTS = 4

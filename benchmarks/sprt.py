@@ -4,11 +4,11 @@ rules.
 For each test (elo0, elo1) and each true Elo difference (elo0, where accepting H1 is the
 error, and elo1, where accepting H0 is), simulated runs of duplicate pairs: each pair is 1-1
 with the chance ``--split`` and otherwise 2-0 or 0-2, so that the expected score is the
-logistic one of the true Elo. Every run is fed pair by pair to ``tournaments.sprt`` exactly
+logistic one of the true Elo. Every run is fed pair by pair to ``tournaments.stats.sprt`` exactly
 as ``aegis-ref sprt`` feeds it (the LLR, its overshoot statistics, the bounds in force and
 the decision of each rule, on the same pairs for both rules) until both rules have decided.
 At each rule's stop, the Elo estimates of both kinds are taken: the sequential one that the
-command prints at the end (``tournaments.sprt_elo``) and the fixed-sample one of the counts.
+command prints at the end (``tournaments.stats.sprt_elo``) and the fixed-sample one of the counts.
 
 Per test, true Elo and rule: the error rate against the nominal alpha or beta (with its 95 %
 binomial margin), the mean number of pairs, and for each estimate the share of runs where it
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tournaments.sprt import (
+from tournaments.stats.sprt import (
     Decision,
     PairOutcome,
     SprtStatus,
@@ -44,7 +44,7 @@ from tournaments.sprt import (
     elo_estimate,
     elo_to_score,
 )
-from tournaments.sprt_elo import sequential_estimate
+from tournaments.stats.sprt_elo import sequential_estimate
 
 DEFAULT_TESTS = ((0.0, 5.0), (0.0, 20.0), (0.0, 50.0))
 #: Runs per task handed to a worker process.

@@ -61,9 +61,9 @@ from referee.runner import MatchRunner
 from referee.sandbox import SandboxMode, plan_sandbox
 from referee.server import BotServer
 from referee.time_control import TimeControl
-from tournaments.config import ExecutorSetup, TournamentSetup
-from tournaments.render import QuietDisplay
-from tournaments.tournament import cpus_text, run_tournament, worker_cpus
+from tournaments.config.tournament import ExecutorSetup, TournamentSetup
+from tournaments.report.terminal import QuietDisplay
+from tournaments.run.coordinator import cpus_text, run_tournament, worker_cpus
 
 
 class StoreClock(QuietDisplay):

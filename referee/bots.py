@@ -357,7 +357,7 @@ class BotProcess:
         limits = spec.limits
         # Linux ties the parent-death signal to the thread that starts the child, so ask for
         # it only from the main thread, whose end is the process's end. Bots started from
-        # other threads (a Dask worker's) are covered by tournaments/reaper.py instead.
+        # other threads (a Dask worker's) are covered by tournaments/run/reaper.py instead.
         main_thread = threading.current_thread() is threading.main_thread()
         parent = os.getpid() if main_thread else None
         argv = list(spec.command)

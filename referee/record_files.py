@@ -7,14 +7,13 @@ files.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from referee.atomic import write_atomically
 from referee.records import VerifyReport, verify_lines
 
 __all__ = ["RECORD_SUFFIX", "find_records", "verify_file", "write_record"]
@@ -24,7 +23,8 @@ RECORD_SUFFIX = ".jsonl"
 
 
 def write_record(path: Path, lines: Iterable[str]) -> None:
-    """Write record lines to ``path`` atomically: a temporary file beside it, then a rename.
+    """Write record lines to ``path`` atomically and durably
+    (:func:`referee.atomic.write_atomically`).
 
     An interrupted or failed run leaves the old file (or none), never half a record. A path
     that is not a regular file (``/dev/stdout``, a pipe) is written to directly; through a
@@ -40,36 +40,16 @@ def write_record(path: Path, lines: Iterable[str]) -> None:
             _write_lines(stream, lines)
         return
     target = Path(os.path.realpath(path))
-    temporary, descriptor = _create_temporary(target)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
-            _write_lines(stream, lines)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except BaseException:  # Ctrl-C included: remove the partial file, then re-raise
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+    # The .jsonl.tmp suffix is in .gitignore.
+    write_atomically(
+        target, lambda stream: _write_lines(stream, lines), durable=True, suffix=".jsonl.tmp"
+    )
 
 
 def _write_lines(stream: TextIO, lines: Iterable[str]) -> None:
     for line in lines:
         stream.write(line)
         stream.write("\n")
-
-
-def _create_temporary(path: Path) -> tuple[Path, int]:
-    # In the target's directory so that os.replace is a rename on one file system; O_EXCL so
-    # that two runs never share one; mode 0o666 so the record gets the umask's usual mode.
-    # The .jsonl.tmp suffix is in .gitignore.
-    while True:
-        temporary = path.with_name(f"{path.stem}.{secrets.token_hex(4)}.jsonl.tmp")
-        try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-            return temporary, os.open(temporary, flags, 0o666)
-        except FileExistsError:
-            continue
 
 
 def verify_file(path: Path) -> VerifyReport:

@@ -232,6 +232,81 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
     assert "referee.edge" in graph["referee.hub"]
 
 
+#: The sub-packages of ``tournaments``, lowest first: each imports only from its own layer and
+#: those below it (docs/architecture.md). ``tournaments.errors`` is shared by all of them.
+TOURNAMENTS_LAYERS = ("config", "schedule", "store", "stats", "report", "run", "league", "cli")
+TOURNAMENTS_SHARED = ("tournaments", "tournaments.errors", "tournaments.examples")
+
+
+def _tournaments_layer(name: str) -> int:
+    """The rank of the layer of ``name``, a module of ``tournaments`` outside the shared ones."""
+    return TOURNAMENTS_LAYERS.index(name.split(".")[1])
+
+
+def test_every_tournaments_module_sits_in_a_layer() -> None:
+    """A new module goes into the sub-package of what it does, not flat beside them."""
+    stray = [
+        module
+        for module in import_graph()
+        if _top(module) == "tournaments"
+        and module not in TOURNAMENTS_SHARED
+        and module.split(".")[1] not in TOURNAMENTS_LAYERS
+    ]
+    assert stray == []
+
+
+def test_tournaments_imports_only_its_own_layer_and_those_below() -> None:
+    """config < schedule < store < stats < report < run < league < cli: the coordinator (run)
+    knows no league (its callers enter a league's submissions before it runs), and nothing
+    below the command line imports it."""
+
+    def allowed(module: str, name: str) -> bool:
+        if _top(name) != "tournaments" or _within(name, *TOURNAMENTS_SHARED[1:]):
+            return True
+        if name == "tournaments" or module == "tournaments":
+            return True
+        return _tournaments_layer(name) <= _tournaments_layer(module)
+
+    assert _violations(tuple(f"tournaments.{layer}" for layer in TOURNAMENTS_LAYERS), allowed) == []
+    assert _tournaments_layer("tournaments.store.database") < _tournaments_layer(
+        "tournaments.run.worker"
+    )
+
+
+def test_nothing_below_the_command_line_imports_it() -> None:
+    def allowed(module: str, name: str) -> bool:
+        return not _within(name, "tournaments.cli") or _within(module, "tournaments.cli")
+
+    assert _violations(PACKAGES, allowed) == []
+
+
+def test_running_a_tournament_loads_no_renderer() -> None:
+    """The coordinator and a league's runner tell a display (tournaments.run.display, a
+    protocol) what happens: the rich renderer is the command line's choice, not theirs."""
+    loaded = _loaded_by(
+        ("tournaments.run.coordinator", "tournaments.league.runner"),
+        modules=("tournaments.report.terminal",),
+        packages=("rich", "typer"),
+    )
+    assert loaded == []
+
+
+def _loaded_by(
+    imported: tuple[str, ...], *, modules: tuple[str, ...] = (), packages: tuple[str, ...] = ()
+) -> list[str]:
+    """Which of ``modules``, and of the modules of ``packages``, a fresh Python process has
+    loaded once it has imported ``imported``."""
+    probe = (
+        f"import sys, {', '.join(imported)}; "
+        "print('\\n'.join(sorted(name for name in sys.modules "
+        f"if name in {modules!r} or name.split('.')[0] in {packages!r})))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return shown.stdout.split()
+
+
 @pytest.mark.parametrize(
     ("library", "owners"),
     [
@@ -256,11 +331,13 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
         ("msgpack", ("protocol", "referee.edge")),
         # CurveZMQ's ZAP handler: one, in the edge.
         ("zmq.auth", ("referee.edge",)),
-        ("yaml", ("tournaments.config",)),
-        # The command line, and the one module that renders tables and the live display.
+        # A config's YAML, read with the line of every key.
+        ("yaml", ("tournaments.config.sources",)),
+        # The command line, and the one module that renders tables and the live display: what
+        # runs a tournament knows only its protocol (tournaments.run.display).
         ("typer", ("tournaments.cli",)),
-        ("rich", ("tournaments.cli", "tournaments.render")),
-        ("distributed", ("tournaments.cluster",)),
+        ("rich", ("tournaments.cli", "tournaments.report.terminal")),
+        ("distributed", ("tournaments.run.cluster",)),
     ],
 )
 def test_a_library_is_used_where_it_belongs(library: str, owners: tuple[str, ...]) -> None:
@@ -272,24 +349,7 @@ def test_a_library_is_used_where_it_belongs(library: str, owners: tuple[str, ...
 
 #: Private names a module may still import from another, and why. The test fails on an
 #: entry that is no longer needed, so the list shrinks with the code.
-PRIVATE_IMPORTS_ALLOWED: dict[str, str] = {
-    **{
-        f"tournaments.manifest imports tournaments.config.{name}": (
-            "the manifest reads its TOML with the config's line-numbered error helpers, to "
-            "be made a public module of their own (issue #28)"
-        )
-        for name in (
-            "_BOT_NAME_RULE",
-            "_Lines",
-            "_Path",
-            "_PathError",
-            "_is_arguments",
-            "_issue",
-            "_matching",
-            "_pydantic_issues",
-        )
-    },
-}
+PRIVATE_IMPORTS_ALLOWED: dict[str, str] = {}
 
 
 def _is_private(name: str) -> bool:
@@ -362,7 +422,7 @@ def test_the_store_alone_runs_sql() -> None:
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             module = _module_name(path)
-            if module == "tournaments.store":
+            if module == "tournaments.store.database":
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (
@@ -377,27 +437,31 @@ def test_the_store_alone_runs_sql() -> None:
 def test_the_sdk_starts_without_the_models() -> None:
     """A Python bot starts in a tenth of a second only if the SDK leaves pydantic (the
     message models, a quarter of a second to import) alone."""
-    probe = (
-        "import sys, protocol.sdk, sample_bots.random.bot; "
-        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'pydantic'))"
-    )
-    shown = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    assert shown.stdout.strip() == "[]"
+    assert _loaded_by(("protocol.sdk", "sample_bots.random.bot"), packages=("pydantic",)) == []
 
 
 def test_reading_a_config_loads_neither_the_server_nor_zmq() -> None:
     """A config names the remote bots' listener and its key file: reading one (a report, a
     standings table, a check of the file) needs neither the match runner's server nor
     ZeroMQ."""
-    probe = (
-        "import sys, tournaments.config; "
-        "print(sorted(name for name in sys.modules "
-        "if name in ('referee.server', 'referee.hub', 'referee.runner') "
-        "or name.split('.')[0] == 'zmq'))"
+    loaded = _loaded_by(
+        ("tournaments.config.tournament",),
+        modules=("referee.server", "referee.hub", "referee.runner"),
+        packages=("zmq",),
     )
-    shown = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    assert shown.stdout.strip() == "[]"
+    assert loaded == []
+
+
+def test_tests_share_code_only_through_helper_modules() -> None:
+    """A test module imports what tests share from a module of helpers (``helpers.py``,
+    ``bot_helpers.py``, ...), never from another test module: moving or deleting one test
+    must not break another."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        module = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                source = _source(node, module, path.name == "__init__.py")
+                if source.split(".")[-1].startswith("test_"):
+                    found.append(f"{module} imports {source}")
+    assert found == []

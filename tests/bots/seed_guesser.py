@@ -2,7 +2,7 @@
 
 The engine is public, so a bot knows exactly how a tournament deals: round ``k`` of every
 pairing deals from ``derive_seed(seed, "match", k)`` (``match_seed`` in
-``tournaments/schedule.py``, a package a sandboxed bot does not see); the match runner
+``tournaments/schedule/pairings.py``, a package a sandboxed bot does not see); the match runner
 seeds ``random.Random`` with it, draws the first master's two cards with
 ``draw_first_master`` and then deals each game from ``shuffled_deck`` (``referee/runner.py``,
 ``referee/rules/match.py``, ``referee/rules/game.py``). At the first game it sees, this bot tries

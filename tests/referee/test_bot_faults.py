@@ -23,7 +23,7 @@ from referee.faults import FaultKind
 from referee.runner import MatchReport, MatchRunner
 from referee.server import BotServer
 from referee.time_control import TimeControl
-from tests.referee.test_runner import FAST, RAWBOT, rawbot
+from tests.referee.bot_helpers import FAST, RAWBOT, rawbot
 
 #: The id of rawbot's answer to its second decision.
 SECOND_ANSWER = 4

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -24,35 +22,11 @@ from referee.listeners import RemoteListener, generate_keys, listen_problem
 from referee.runner import MatchRunner
 from referee.server import BotServer
 from referee.time_control import TimeControl
+from tests.referee.bot_helpers import remote_bot
 from tournaments.cli import app
 
-RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
 SLOW_ONCE_BOT = Path(__file__).resolve().parents[1] / "bots" / "slow_once_bot.py"
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
-
-
-def remote_bot(
-    endpoint: str,
-    server_key: str,
-    keys: tuple[str, str],
-    program: Path = RANDOM_BOT,
-    *arguments: str,
-) -> subprocess.Popen[bytes]:
-    """Start a bot (the bundled random bot by default) as a remote bot would run: by itself,
-    with Curve keys."""
-    environment = dict(os.environ)
-    environment.pop("AEGIS_TOKEN", None)
-    environment.update(
-        AEGIS_ENDPOINT=endpoint,
-        AEGIS_SERVER_KEY=server_key,
-        AEGIS_PUBLIC_KEY=keys[0],
-        AEGIS_SECRET_KEY=keys[1],
-    )
-    return subprocess.Popen(
-        [sys.executable, str(program), *arguments],
-        env=environment,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 @pytest.fixture

@@ -30,18 +30,9 @@ from referee.runner import MatchRunner
 from referee.server import BotServer, Reply
 from referee.time_control import TimeControl
 from tests.protocol.sdk_support import python_script, wait_gone
+from tests.referee.bot_helpers import FAST, RAWBOT, rawbot
 
-RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 SLOW_ONCE_BOT = RAWBOT.with_name("slow_once_bot.py")
-FAST = TimeControl(decision_ms=400, warmup_ms=3000)
-
-
-def rawbot(name: str, *arguments: str, keep_alive: bool = False) -> BotSpec:
-    """A spec for rawbot.py with these arguments (``keep_alive``: one process for every
-    match, which the tests of a process's life across matches need)."""
-    return BotSpec(
-        name, (sys.executable, str(RAWBOT), "--name", name, *arguments), keep_alive=keep_alive
-    )
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from rich.console import Console
 
 from referee.bots import processes_with_environment
 from referee.listeners import generate_keys
+from tournaments.report.terminal import QuietDisplay
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
 #: The installed console script, next to the interpreter running the tests.
@@ -267,3 +270,18 @@ def records_without_times(output: Path) -> dict[str, list[Any]]:
 def differing(one: dict[str, list[Any]], other: dict[str, list[Any]]) -> list[str]:
     """The matches whose records differ, or that only one side has."""
     return sorted(name for name in set(one) | set(other) if one.get(name) != other.get(name))
+
+
+def quiet() -> QuietDisplay:
+    """A display that prints into a buffer."""
+    return QuietDisplay(Console(file=io.StringIO()))
+
+
+def rows(database: Path) -> dict[str, dict[str, object]]:
+    """Every stored row by match id."""
+    connection = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    try:
+        return {row["match_id"]: dict(row) for row in connection.execute("SELECT * FROM results")}
+    finally:
+        connection.close()

@@ -9,9 +9,9 @@ import yaml
 from rich.console import Console
 
 from tests.tournaments.helpers import rawbot_entry, wait_no_processes, write_config
-from tournaments.config import load_config
-from tournaments.render import QuietDisplay
-from tournaments.tournament import run_tournament
+from tournaments.config.tournament import load_config
+from tournaments.report.terminal import QuietDisplay
+from tournaments.run.coordinator import run_tournament
 
 #: A tournament name that would break a page if it were not escaped.
 NAME = 'Report <script>alert("x")</script> & co'

@@ -1,5 +1,5 @@
 """The SPRT's figures recomputed from the published formulas, by other routes than
-``tournaments.sprt`` and ``tournaments.sprt_elo`` take: the tests compare the two.
+``tournaments.stats.sprt`` and ``tournaments.stats.sprt_elo`` take: the tests compare the two.
 
 - the LLR with the multipliers of the iterative solver (the module solves a quadratic);
 - the bounds in force from the ladder heights of the LLR path, as fishtest's
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
-from tournaments.sprt import (
+from tournaments.stats.sprt import (
     PAIR_SCORES,
     ZERO_COUNT,
     PairCounts,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.bots import BotSpec
-from tournaments.schedule import ScheduledMatch, match_id, pairing_key
-from tournaments.store import add_schedule, ensure_meta, open_store, save_bots, save_result
+from tournaments.schedule.pairings import ScheduledMatch, match_id, pairing_key
+from tournaments.store.database import add_schedule, ensure_meta, open_store, save_bots, save_result
 
 
 def row(

@@ -27,6 +27,7 @@ from referee.conformance import (
     check_bot,
 )
 from referee.sandbox import SandboxMode
+from tournaments.cli.exit_codes import EXIT_FAILED, EXIT_UNUSABLE
 from tournaments.cli.options import (
     DEFAULT_TIME_CONTROL,
     KeyFileOption,
@@ -38,13 +39,10 @@ from tournaments.cli.options import (
     warmup_ms_flag,
 )
 
-__all__ = ["EXIT_FAILED", "EXIT_UNUSABLE", "app", "check_bot_command", "print_item"]
+__all__ = ["app", "check_bot_command", "print_item"]
 
 app = typer.Typer(no_args_is_help=True)
 
-#: Exit codes: some item did not pass; the bot could not be checked at all.
-EXIT_FAILED = 1
-EXIT_UNUSABLE = 2
 
 _COLOURS = {
     Status.PASS: typer.colors.GREEN,

@@ -27,10 +27,7 @@ from referee.preflight import preflight_bots
 from referee.record_files import write_record
 from referee.sandbox import SandboxPlan
 
-__all__ = ["EXIT_UNREADABLE", "invoked_as", "plural", "resolve_two_bots", "write_record_or_exit"]
-
-#: The exit code of a command that cannot read or write a file, or cannot use its arguments.
-EXIT_UNREADABLE = 2
+__all__ = ["invoked_as", "plural", "resolve_two_bots", "write_record_or_exit"]
 
 
 def invoked_as() -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from typer import core, rich_utils
 
-__all__ = ["COMMAND_ORDER", "EXAMPLES", "HelpGroup", "install"]
+__all__ = ["COMMAND_ORDER", "EXAMPLES", "TYPER_INTERNALS", "HelpGroup", "install"]
 
 #: The commands in the order ``aegis-ref --help`` lists them: the order a user meets them
 #: (the quick start's tournament and its readers, then a bot author's check, match and play,
@@ -169,6 +169,19 @@ def _command_help(*, help_text: str, markup_mode: Any) -> Any:
     first, _, rest = help_text.partition("\n\n")
     reflowed = first if first.startswith("\b") else " ".join(first.split())
     return _typer_command_help(help_text=f"{reflowed}\n\n{rest}", markup_mode=markup_mode)
+
+
+#: The private parts of typer that :func:`install` replaces, with the parameters typer calls
+#: them with: a typer that renames or reshapes one breaks the help's look, and
+#: tests/tournaments/cli/test_help.py says so by name.
+TYPER_INTERNALS: dict[str, tuple[str, ...]] = {
+    "typer.core._TyperParameter.display_type": ("self", "ctx"),
+    "typer.core.TyperOption.display_type_rich": ("self", "ctx"),
+    "typer.core.TyperArgument.display_name_raw": ("self",),
+    "typer.core.TyperArgument._usage_display_name": ("self",),
+    "typer.rich_utils._fix_linebreaks": ("paragraphs", "markup_mode"),
+    "typer.rich_utils._make_command_help": ("help_text", "markup_mode"),
+}
 
 
 def install() -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from referee.listeners import generate_keys
-from tournaments.cli.common import EXIT_UNREADABLE
+from tournaments.cli.exit_codes import EXIT_UNREADABLE
 
 __all__ = ["app", "keygen"]
 

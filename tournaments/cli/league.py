@@ -18,19 +18,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from tournaments.cli.exit_codes import EXIT_FAILED, EXIT_USAGE
 from tournaments.errors import TournamentError
-from tournaments.league import VersionHistory, bot_history, run_league
-from tournaments.render import QuietDisplay
-from tournaments.standings import Standings
-from tournaments.submissions import load_league
-from tournaments.tournament import StopRequest, handle_stop_signals
+from tournaments.league.runner import VersionHistory, bot_history, run_league
+from tournaments.league.submissions import load_league
+from tournaments.report.terminal import QuietDisplay
+from tournaments.run.coordinator import StopRequest, handle_stop_signals
+from tournaments.stats.standings import Standings
 
-__all__ = ["EXIT_FAILED", "EXIT_USAGE", "app", "league", "print_history"]
+__all__ = ["app", "league", "print_history"]
 
 app = typer.Typer(no_args_is_help=True)
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 class _LeagueDisplay(QuietDisplay):

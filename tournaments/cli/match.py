@@ -12,11 +12,11 @@ from referee.faults import explain_fault
 from referee.sandbox import SandboxMode
 from referee.time_control import TimeControl
 from tournaments.cli.common import (
-    EXIT_UNREADABLE,
     plural,
     resolve_two_bots,
     write_record_or_exit,
 )
+from tournaments.cli.exit_codes import EXIT_UNREADABLE
 from tournaments.cli.options import (
     BOT_HELP,
     DEFAULT_TIME_CONTROL,
@@ -36,7 +36,7 @@ from tournaments.cli.options import (
     with_rules_flags,
 )
 from tournaments.errors import TournamentError
-from tournaments.headtohead import Duel, MatchPlayer, Played, Tally
+from tournaments.run.headtohead import Duel, MatchPlayer, Played, Tally
 
 __all__ = ["app", "match"]
 

@@ -43,6 +43,7 @@ from referee.rules.game import Observation, Phase, Role, Seat
 from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode
 from referee.time_control import TimeControl
+from tournaments.cli.exit_codes import EXIT_LEFT, EXIT_USAGE
 from tournaments.cli.options import (
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,
@@ -58,9 +59,6 @@ from tournaments.cli.options import (
 )
 
 __all__ = [
-    "EXIT_DONE",
-    "EXIT_LEFT",
-    "EXIT_USAGE",
     "RULES_SUMMARY",
     "ChoiceError",
     "Command",
@@ -73,9 +71,6 @@ __all__ = [
 
 app = typer.Typer(no_args_is_help=True)
 
-EXIT_DONE = 0
-EXIT_LEFT = 1
-EXIT_USAGE = 2
 
 #: The rules in brief, shown by ``r`` or ``?``; RULES.md is the full rulebook.
 RULES_SUMMARY = """\

@@ -1,5 +1,5 @@
 """The ``replay`` command: readable traces of game records, for people debugging bots, or
-pages that step through them in a browser (:mod:`tournaments.replay_page`)."""
+pages that step through them in a browser (:mod:`tournaments.report.replay_page`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from rich.text import Text
 from referee.record_files import find_records
 from referee.records import VOID_TERMINATION
 from referee.rules.cards import Suit, parse_card, sort_cards
-from tournaments.cli.common import EXIT_UNREADABLE, invoked_as
+from tournaments.cli.common import invoked_as
+from tournaments.cli.exit_codes import EXIT_NOTHING_MATCHES, EXIT_UNREADABLE
 from tournaments.cli.options import ColorOption, RecordPathsArgument, console_from_flag
-from tournaments.replay_page import (
+from tournaments.report.replay_page import (
     RecordReadError,
     read_record_lines,
     record_source,
@@ -236,7 +237,7 @@ def replay(
         raise typer.Exit(EXIT_UNREADABLE)
     if not shown:
         typer.echo("nothing matches: check --match and --game", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NOTHING_MATCHES)
 
 
 def _read(file: Path) -> list[dict[str, Any]] | None:
@@ -306,4 +307,4 @@ def _write_pages(files: Sequence[Path], out: Path, match: int | None, game: int 
     if failed:
         raise typer.Exit(EXIT_UNREADABLE)
     if empty and not written:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NOTHING_MATCHES)

@@ -15,7 +15,8 @@ from referee.rules.game import Seat
 from referee.rules.match import Termination
 from referee.selfplay import POLICIES
 from referee.selfplay_runs import SelfplaySummary, run_selfplay
-from tournaments.cli.common import EXIT_UNREADABLE, plural
+from tournaments.cli.common import plural
+from tournaments.cli.exit_codes import EXIT_UNREADABLE
 from tournaments.cli.options import NO_RULES_FLAGS, RulesFlags, record_flag, with_rules_flags
 
 __all__ = ["app", "selfplay"]

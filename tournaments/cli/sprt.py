@@ -1,5 +1,5 @@
 """The ``sprt`` command: is a new bot better than an old one? Play duplicate pairs until the
-sequential probability ratio test of :mod:`tournaments.sprt` decides.
+sequential probability ratio test of :mod:`tournaments.stats.sprt` decides.
 
 Pair k deals from ``derive_seed(seed, "match", k)``, the new bot in seat 0 in match 2k-1 and
 the old bot in seat 0 in match 2k, exactly as ``aegis-ref match NEW OLD --seed S`` numbers
@@ -28,6 +28,13 @@ from referee.faults import explain_fault
 from referee.sandbox import SandboxMode
 from referee.time_control import TimeControl
 from tournaments.cli.common import resolve_two_bots, write_record_or_exit
+from tournaments.cli.exit_codes import (
+    EXIT_ERROR,
+    EXIT_H0,
+    EXIT_H1,
+    EXIT_INTERRUPTED,
+    EXIT_UNDECIDED,
+)
 from tournaments.cli.options import (
     BOT_HELP,
     DEFAULT_TIME_CONTROL,
@@ -44,16 +51,18 @@ from tournaments.cli.options import (
     with_rules_flags,
 )
 from tournaments.errors import TournamentError
-from tournaments.headtohead import Duel, MatchPlayer, Played, Score
-from tournaments.sprt import Decision, PairOutcome, SprtStatus, SprtTest, StoppingRule, run_sprt
-from tournaments.sprt_elo import sequential_estimate
+from tournaments.run.headtohead import Duel, MatchPlayer, Played, Score
+from tournaments.stats.sprt import (
+    Decision,
+    PairOutcome,
+    SprtStatus,
+    SprtTest,
+    StoppingRule,
+    run_sprt,
+)
+from tournaments.stats.sprt_elo import sequential_estimate
 
 __all__ = [
-    "EXIT_ERROR",
-    "EXIT_H0",
-    "EXIT_H1",
-    "EXIT_INTERRUPTED",
-    "EXIT_UNDECIDED",
     "app",
     "final_estimate_text",
     "sprt",
@@ -62,13 +71,6 @@ __all__ = [
 
 app = typer.Typer(no_args_is_help=True)
 
-EXIT_H1 = 0
-EXIT_H0 = 1
-EXIT_UNDECIDED = 3
-# 2, like typer's own usage errors: a script can tell a refused command from a verdict.
-EXIT_ERROR = 2
-#: 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
-EXIT_INTERRUPTED = 130
 #: Void pairs in a row after which the bots are taken to be unable to play at all.
 MAX_VOID_IN_A_ROW = 3
 _MOVING = {StoppingRule.DYNAMIC: " less the overshoot", StoppingRule.WALD: " (wald)"}
@@ -229,7 +231,7 @@ def _play_pair(
     matches: Iterator[Played], new: str, lines: list[str] | None, display: _Display
 ) -> PairOutcome | None:
     """The next pair of ``matches``: the new bot in seat 0, then in seat 1, on the same
-    deals (matches 2k-1 and 2k of :class:`~tournaments.headtohead.Duel`)."""
+    deals (matches 2k-1 and 2k of :class:`~tournaments.run.headtohead.Duel`)."""
     won = 0
     void = False
     for played in itertools.islice(matches, 2):
@@ -279,7 +281,7 @@ def _conclude(
 
 def final_estimate_text(test: SprtTest, status: SprtStatus) -> str:
     """The Elo of the test as it ended, median-unbiased for its stopping rule, with its
-    95 % interval and the LOS (see :mod:`tournaments.sprt_elo`)."""
+    95 % interval and the LOS (see :mod:`tournaments.stats.sprt_elo`)."""
     estimate = sequential_estimate(test, status.counts)
     text = (
         f"Elo {estimate.text()} (95 %), LOS {100 * estimate.los:.1f} %, allowing for where the "

@@ -21,17 +21,16 @@ from rich.table import Table
 
 from referee.conformance import ItemResult
 from tournaments.cli.check_bot import print_item
-from tournaments.config import TournamentSetup
+from tournaments.cli.exit_codes import EXIT_REJECTED, EXIT_USAGE
+from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import SubmissionRejectedError, TournamentError
-from tournaments.league import describe_verdict
-from tournaments.submissions import State, Submission, SubmissionStore, load_league
+from tournaments.league.runner import describe_verdict
+from tournaments.league.submissions import State, Submission, SubmissionStore, load_league
 
-__all__ = ["EXIT_REJECTED", "EXIT_USAGE", "app", "submissions", "submit"]
+__all__ = ["app", "submissions", "submit"]
 
 app = typer.Typer(no_args_is_help=True)
 
-EXIT_REJECTED = 1
-EXIT_USAGE = 2
 _WAIT_SECONDS = 0.2
 
 LeagueOption = Annotated[

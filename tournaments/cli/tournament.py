@@ -20,25 +20,23 @@ import typer
 from rich.console import Console
 
 from tournaments.cli.common import invoked_as
-from tournaments.config import TournamentSetup, load_config
+from tournaments.cli.exit_codes import EXIT_BOT, EXIT_FAILED, EXIT_USAGE
+from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import PreflightError, TournamentError
-from tournaments.render import (
+from tournaments.league.submissions import enter_submissions
+from tournaments.report.html_report import REPORT_NAME, write_report
+from tournaments.report.terminal import (
     LinesDisplay,
     LiveDisplay,
     QuietDisplay,
-    TournamentDisplay,
     render_standings,
 )
-from tournaments.report import REPORT_NAME, write_report
-from tournaments.standings import load_standings
-from tournaments.store import open_store
-from tournaments.tournament import RunSummary, StopRequest, handle_stop_signals, run_tournament
+from tournaments.run.coordinator import RunSummary, StopRequest, handle_stop_signals, run_tournament
+from tournaments.run.display import TournamentDisplay
+from tournaments.stats.standings import load_standings
+from tournaments.store.database import open_store
 
 __all__ = [
-    "EXIT_BOT",
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_USAGE",
     "app",
     "report",
     "standings",
@@ -46,13 +44,6 @@ __all__ = [
 ]
 
 app = typer.Typer(no_args_is_help=True)
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-#: A bot failed the preflight, or lost every match it played in the run to its own faults.
-EXIT_BOT = 3
-#: 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
-EXIT_INTERRUPTED = 130
 
 
 class Progress(enum.StrEnum):
@@ -199,7 +190,7 @@ def tournament(
             "Aborted: matches in progress are lost; run the same command to resume",
         ):
             summary, _ = run_tournament(
-                setup,
+                enter_submissions(setup),  # a league's: its submitted bots' latest versions
                 display=display,
                 stop=stop,
                 warn=lambda text: typer.echo(text, err=True),

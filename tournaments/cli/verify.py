@@ -9,15 +9,13 @@ from __future__ import annotations
 import typer
 
 from referee.record_files import find_records, verify_file
-from tournaments.cli.common import EXIT_UNREADABLE, plural
+from tournaments.cli.common import plural
+from tournaments.cli.exit_codes import EXIT_DISAGREEMENT, EXIT_UNREADABLE
 from tournaments.cli.options import RecordPathsArgument
 
-__all__ = ["EXIT_DISAGREEMENT", "app", "verify"]
+__all__ = ["app", "verify"]
 
 app = typer.Typer(no_args_is_help=True)
-
-#: Exit code when a record disagrees with the engine (2 when one cannot be read).
-EXIT_DISAGREEMENT = 1
 
 
 @app.command()

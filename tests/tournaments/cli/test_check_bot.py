@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from referee.conformance import CHECKLIST, REMOTE_CHECKLIST
 from referee.listeners import generate_keys
 from referee.sandbox import bubblewrap_problem
-from tests.referee.test_remote import RANDOM_BOT, remote_bot
+from tests.referee.bot_helpers import RANDOM_BOT, remote_bot
 from tests.tournaments.helpers import free_port
 from tournaments.cli import app
 

@@ -3,6 +3,8 @@ capitals, no value shown for a flag, an example that parses, nothing "not suppor
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 import shlex
@@ -15,7 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 from tournaments.cli import app
-from tournaments.cli.help import COMMAND_ORDER, EXAMPLES, HelpGroup
+from tournaments.cli.help import COMMAND_ORDER, EXAMPLES, TYPER_INTERNALS, HelpGroup
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("aegis-ref")
 GROUP = typer.main.get_command(app)
@@ -83,3 +85,58 @@ def test_every_example_parses(command: str, example: str) -> None:
     # Parsing checks every option's name and type, without running the command.
     context = parsed.make_context(command, words[2:], resilient_parsing=True)
     assert context.params
+
+
+#: Run where tournaments.cli is not imported, so that typer's own functions are read, not the
+#: help's replacements: the parameters of each, or None where typer has no such function.
+_READ_TYPER = """
+import importlib, inspect, json, sys
+found = {}
+for dotted in sys.argv[1:]:
+    parts = dotted.split(".")
+    owner = importlib.import_module(".".join(parts[:2]))
+    for name in parts[2:]:
+        owner = getattr(owner, name, None)
+    function = owner.fget if isinstance(owner, property) else owner
+    found[dotted] = list(inspect.signature(function).parameters) if callable(function) else None
+print(json.dumps(found))
+"""
+
+
+@functools.cache
+def _typer_functions() -> dict[str, list[str] | None]:
+    read = subprocess.run(
+        [sys.executable, "-c", _READ_TYPER, *TYPER_INTERNALS],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    found: dict[str, list[str] | None] = json.loads(read.stdout)
+    return found
+
+
+@pytest.mark.parametrize("dotted", sorted(TYPER_INTERNALS))
+def test_the_typer_internals_that_the_help_replaces_are_there(dotted: str) -> None:
+    """cli/help.py replaces private parts of typer: a typer that renamed or reshaped one
+    must fail here, by name, rather than show a help that silently changed."""
+    parameters = _typer_functions()[dotted]
+    assert parameters is not None, (
+        f"typer {typer.__version__} has no {dotted}: update tournaments/cli/help.py for it, or "
+        "keep typer below this version in pyproject.toml"
+    )
+    assert tuple(parameters) == TYPER_INTERNALS[dotted], (
+        f"typer {typer.__version__}: {dotted} takes {parameters}, not the "
+        f"{TYPER_INTERNALS[dotted]} that tournaments/cli/help.py replaces it with"
+    )
+
+
+def test_a_missing_typer_internal_would_be_found() -> None:
+    read = subprocess.run(
+        [sys.executable, "-c", _READ_TYPER, "typer.core.TyperOption.no_such_function"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(read.stdout) == {"typer.core.TyperOption.no_such_function": None}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tests.tournaments.cli.helpers import FAST, invoke, rawbot, run_script
 from tests.tournaments.sprt_formulas import WALD, images_probability, recomputed_path, walk_of
-from tournaments.cli.sprt import EXIT_ERROR, EXIT_H0, EXIT_H1, EXIT_UNDECIDED
-from tournaments.sprt import PairCounts, PairOutcome
+from tournaments.cli.exit_codes import EXIT_ERROR, EXIT_H0, EXIT_H1, EXIT_UNDECIDED
+from tournaments.stats.sprt import PairCounts, PairOutcome
 
 _NUMBER = r"([+-]\d+\.\d+)"
 PAIR_LINE = re.compile(

@@ -1,0 +1,729 @@
+"""Everything the tournament system shows: rich tables, the live display, and the standings
+as CSV, JSON, Markdown and HTML. The only module that renders; it computes nothing."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from referee.faults import Fault, explain_fault
+from tournaments.stats.forfeits import row_faults
+from tournaments.stats.ratings import PAIR_UNIT
+from tournaments.stats.standings import Standings, StandingsRow
+
+__all__ = [
+    "CSV_COLUMNS",
+    "FORMATS",
+    "LinesDisplay",
+    "LiveDisplay",
+    "QuietDisplay",
+    "crosstable_table",
+    "has_fault",
+    "match_line",
+    "print_standings",
+    "render_standings",
+    "standings_json",
+    "standings_table",
+    "to_csv",
+    "to_html",
+    "to_json",
+    "to_markdown",
+]
+
+#: The columns of the CSV form, in order.
+CSV_COLUMNS = (
+    "rank",
+    "name",
+    "elo",
+    "elo_low",
+    "elo_high",
+    "matches",
+    "wins",
+    "losses",
+    "win_pct",
+    "games",
+    "games_won",
+    "avg_points_for",
+    "avg_points_against",
+    "forfeits",
+    "void",
+    "elo_match_low",
+    "elo_match_high",
+)
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+_NONE = "-"
+
+
+def _elo(value: float | None) -> str:
+    return _NONE if value is None else f"{value:.0f}"
+
+
+def _half_width(elo: float | None, high: float | None) -> str:
+    """Half the width of a confidence interval, which is symmetric: ``±43``."""
+    return _NONE if elo is None or high is None else f"±{high - elo:.0f}"
+
+
+def _by_pair(standings: Standings) -> bool:
+    """True if the intervals treat a duplicate pair as the unit (the match one is shown too)."""
+    return standings.fit.unit == PAIR_UNIT
+
+
+def _percent(value: float | None) -> str:
+    return _NONE if value is None else f"{100 * value:.1f}"
+
+
+def _average(value: float | None) -> str:
+    return _NONE if value is None else f"{value:.2f}"
+
+
+def _forfeits(row: StandingsRow) -> str:
+    kinds = row.record.forfeits
+    total = sum(kinds.values())
+    if not total:
+        return "0"
+    return f"{total} ({', '.join(f'{kind} {count}' for kind, count in sorted(kinds.items()))})"
+
+
+def _cell(table: Mapping[str, Mapping[str, tuple[int, int]]], row: str, column: str) -> str:
+    if row == column:
+        return "·"
+    found = table.get(row, {}).get(column)
+    return "" if found is None else f"{found[0]}-{found[1]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Plain data
+
+
+def standings_json(standings: Standings) -> dict[str, Any]:
+    """The standings as JSON-ready data (the ``--format json`` document)."""
+    names = [row.name for row in standings.rows]
+    return {
+        "tournament": standings.name,
+        "matches_played": standings.matches_played,
+        "matches_scheduled": standings.matches_scheduled,
+        "matches_unscheduled": standings.matches_unscheduled,
+        "unscheduled_bots": list(standings.unscheduled_bots),
+        "games": standings.games,
+        "void": standings.void,
+        "anchor": standings.anchor,
+        "confidence": standings.fit.confidence,
+        "interval_unit": standings.fit.unit,
+        "virtual_draws": standings.fit.virtual_draws,
+        "warnings": list(standings.warnings),
+        "bots": [
+            {
+                "rank": row.rank,
+                "name": row.name,
+                "elo": _round(row.rating.elo, 1),
+                "elo_low": _round(row.rating.low, 1),
+                "elo_high": _round(row.rating.high, 1),
+                "elo_stderr": _round(row.rating.stderr, 1),
+                "elo_match_low": _round(row.rating.match_low, 1),
+                "elo_match_high": _round(row.rating.match_high, 1),
+                "elo_match_stderr": _round(row.rating.match_stderr, 1),
+                "matches": row.record.matches,
+                "wins": row.record.wins,
+                "losses": row.record.losses,
+                "win_pct": _round(
+                    None if row.record.win_rate is None else 100 * row.record.win_rate, 2
+                ),
+                "void": row.record.void,
+                "games": row.record.games,
+                "games_won": row.record.games_won,
+                "avg_points_for": _round(row.record.points_for_per_game, 3),
+                "avg_points_against": _round(row.record.points_against_per_game, 3),
+                "forfeits": sum(row.record.forfeits.values()),
+                "forfeits_by_kind": dict(sorted(row.record.forfeits.items())),
+            }
+            for row in standings.rows
+        ],
+        "crosstable": {
+            name: {
+                other: {"wins": found[0], "losses": found[1]}
+                for other in names
+                if (found := standings.crosstable.get(name, {}).get(other)) is not None
+            }
+            for name in names
+        },
+        "pairs": {
+            name: {
+                other: {
+                    "won_both": pairs.won_both,
+                    "split": pairs.split,
+                    "lost_both": pairs.lost_both,
+                }
+                for other in names
+                if (pairs := standings.pairs.get(name, {}).get(other)) is not None
+            }
+            for name in names
+        },
+        "los": {
+            name: {other: round(value, 4) for other, value in standings.fit.los[name].items()}
+            for name in names
+            if name in standings.fit.los
+        },
+    }
+
+
+def to_json(standings: Standings) -> str:
+    """The standings as an indented JSON document."""
+    return json.dumps(standings_json(standings), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_csv(standings: Standings) -> str:
+    """One line per bot under a header of :data:`CSV_COLUMNS`; empty cells for no value."""
+    stream = io.StringIO()
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for bot in standings_json(standings)["bots"]:
+        writer.writerow(["" if bot[column] is None else bot[column] for column in CSV_COLUMNS])
+    return stream.getvalue()
+
+
+def _headings(standings: Standings, *, short: bool = False) -> list[str]:
+    """Column headings of the human forms: ``short`` ones fit a terminal of 80 columns. A
+    void column only when some match was void; the interval by duplicate pair and the one by
+    match when the fit had the pairs, else the one by match."""
+    confidence = f"±{100 * standings.fit.confidence:.0f}%"
+    if not _by_pair(standings):
+        intervals = [confidence]
+    elif short:
+        intervals = ["±pair", "±match"]
+    else:
+        intervals = [f"{confidence} pair", f"{confidence} match"]
+    headings = [
+        "#",
+        "bot",
+        "Elo",
+        *intervals,
+        "W-L",
+        "win%" if short else "win %",
+        "games" if short else "games won",
+        "pts/g" if short else "pts/game",
+        "opp/g" if short else "opp/game",
+        "forfeits",
+    ]
+    return [*headings, "void"] if standings.void else headings
+
+
+def _row_cells(row: StandingsRow, standings: Standings) -> list[str]:
+    record, rating = row.record, row.rating
+    intervals = [_half_width(rating.elo, rating.high)]
+    if _by_pair(standings):
+        intervals.append(_half_width(rating.elo, rating.match_high))
+    cells = [
+        str(row.rank),
+        row.name,
+        _elo(rating.elo),
+        *intervals,
+        f"{record.wins}-{record.losses}",
+        _percent(record.win_rate),
+        f"{record.games_won}/{record.games}",
+        _average(record.points_for_per_game),
+        _average(record.points_against_per_game),
+        _forfeits(row),
+    ]
+    return [*cells, str(record.void)] if standings.void else cells
+
+
+def _summary(standings: Standings) -> str:
+    return (
+        f"{standings.matches_played}/{standings.matches_scheduled} matches, "
+        f"{standings.games} games"
+        + (f", {standings.void} void" if standings.void else "")
+        + (f"; Elo anchor {standings.anchor} = 1500" if standings.anchor else "; mean Elo 1500")
+    )
+
+
+def to_markdown(standings: Standings) -> str:
+    """The standings and the crosstable as Markdown tables."""
+
+    def escape(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    headings = _headings(standings)
+    lines = [
+        f"## Standings: {escape(standings.name)}",
+        "",
+        _summary(standings),
+        "",
+        "| " + " | ".join(headings) + " |",
+        "|" + "|".join("---" if heading == "bot" else "---:" for heading in headings) + "|",
+    ]
+    lines += [
+        "| " + " | ".join(escape(cell) for cell in _row_cells(row, standings)) + " |"
+        for row in standings.rows
+    ]
+    for warning in standings.warnings:
+        lines += ["", f"> Warning: {escape(warning)}"]
+    names = [row.name for row in standings.rows]
+    lines += [
+        "",
+        "### Crosstable: row's wins-losses against column",
+        "",
+        "| | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    lines += [
+        f"| {name} | "
+        + " | ".join(_cell(standings.crosstable, name, other) for other in names)
+        + " |"
+        for name in names
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def to_html(standings: Standings) -> str:
+    """A standalone HTML page with the standings and the crosstable."""
+    escape = html.escape
+    headings = _headings(standings)
+    names = [row.name for row in standings.rows]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        '<head><meta charset="utf-8">',
+        f"<title>Standings: {escape(standings.name)}</title>",
+        "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
+        "th,td{border:1px solid #ccc;padding:.2em .6em;text-align:right}"
+        "td.name,th.name{text-align:left}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>Standings: {escape(standings.name)}</h1>",
+        f"<p>{escape(_summary(standings))}</p>",
+    ]
+    parts += [
+        f'<p class="warning">Warning: {escape(warning)}</p>' for warning in standings.warnings
+    ]
+    parts.append('<table class="standings">')
+    parts.append(
+        "<tr>"
+        + "".join(
+            f'<th class="name">{escape(h)}</th>' if h == "bot" else f"<th>{escape(h)}</th>"
+            for h in headings
+        )
+        + "</tr>"
+    )
+    for row in standings.rows:
+        cells = _row_cells(row, standings)
+        parts.append(
+            "<tr>"
+            + "".join(
+                (
+                    f'<td class="name">{escape(cell)}</td>'
+                    if index == 1
+                    else f"<td>{escape(cell)}</td>"
+                )
+                for index, cell in enumerate(cells)
+            )
+            + "</tr>"
+        )
+    parts.append("</table>")
+    parts.append("<h2>Crosstable: row's wins-losses against column</h2>")
+    parts.append('<table class="crosstable">')
+    parts.append("<tr><th></th>" + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>")
+    for name in names:
+        parts.append(
+            f'<tr><th class="name">{escape(name)}</th>'
+            + "".join(
+                f"<td>{escape(_cell(standings.crosstable, name, other))}</td>" for other in names
+            )
+            + "</tr>"
+        )
+    parts += ["</table>", "</body>", "</html>"]
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Rich
+
+
+def standings_table(standings: Standings, *, limit: int | None = None) -> Table:
+    """The standings as a rich table (the first ``limit`` rows if given)."""
+    table = Table(
+        title=f"{standings.name}: {_summary(standings)}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for heading in _headings(standings, short=True):
+        table.add_column(
+            heading,
+            justify="left" if heading in ("bot", "forfeits") else "right",
+            no_wrap=heading != "forfeits",
+            # Forfeits by kind wrap, and fold rather than lose letters on a narrow terminal.
+            overflow="fold" if heading == "forfeits" else "ellipsis",
+        )
+    rows = standings.rows if limit is None else standings.rows[:limit]
+    for row in rows:
+        table.add_row(*_row_cells(row, standings))
+    if limit is not None and len(standings.rows) > limit:
+        table.caption = f"… and {len(standings.rows) - limit} more"
+    return table
+
+
+def crosstable_table(standings: Standings) -> Table:
+    """The crosstable as a rich table (untitled): each cell is the row bot's wins-losses
+    against the column bot."""
+    names = [row.name for row in standings.rows]
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("", no_wrap=True)
+    for name in names:
+        table.add_column(name, justify="right", no_wrap=True)
+    for name in names:
+        table.add_row(name, *(_cell(standings.crosstable, name, other) for other in names))
+    return table
+
+
+def print_standings(standings: Standings, console: Console) -> None:
+    """Print the standings table, the crosstable and any warnings."""
+    console.print(standings_table(standings))
+    console.print("Crosstable: the row bot's wins-losses against the column bot", style="italic")
+    console.print(crosstable_table(standings))
+    for warning in standings.warnings:
+        console.print(f"[yellow]Warning:[/yellow] {warning}")
+
+
+#: The text forms of ``aegis-ref standings --format``.
+FORMATS: dict[str, Callable[[Standings], str]] = {
+    "csv": to_csv,
+    "json": to_json,
+    "markdown": to_markdown,
+    "html": to_html,
+}
+
+
+def render_standings(standings: Standings, format: str, console: Console) -> None:
+    """Print the standings in one of ``table`` or :data:`FORMATS`."""
+    if format == "table":
+        print_standings(standings, console)
+        return
+    text = FORMATS[format](standings)
+    console.file.write(text)
+    console.file.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# The displays of a running tournament
+
+
+def _count(number: int, noun: str, nouns: str) -> str:
+    return f"{number} {noun if number == 1 else nouns}"
+
+
+def match_line(
+    row: Mapping[str, Any],
+    done: int,
+    total: int,
+    hints: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """One finished match in one line, for people: ``[ 3/12] r0001-a+b: a beat b 10-4 in 5
+    games (2.1 s)``; a forfeit or a void match says why (:func:`referee.faults.explain_fault`,
+    with the bot's last output line). ``hints``: the bots that get a hint where one is known,
+    with their command lines (default: every bot, its command unknown)."""
+
+    def explain(fault: Fault) -> str:
+        if hints is None:
+            return explain_fault(fault)
+        return explain_fault(fault, hints.get(fault.bot, ()), hint=fault.bot in hints)
+
+    seats = (str(row.get("seat0")), str(row.get("seat1")))
+    where = f"[{done:>{len(str(total))}}/{total}] {row.get('match_id')}: "
+    seconds = f"{float(row.get('duration_s') or 0):.1f} s"
+    forfeit, faults = row_faults(row)
+    if row.get("void") or row.get("winner_seat") is None:
+        reasons = "; ".join(explain(fault) for fault in faults)
+        return f"{where}void, both bots failed before the first game ({seconds}): {reasons}"
+    winner_seat = int(row["winner_seat"])
+    winner, loser = seats[winner_seat], seats[1 - winner_seat]
+    scores = (row.get("score0", 0), row.get("score1", 0))
+    games = int(row.get("games") or 0)
+    score = f"{scores[winner_seat]}-{scores[1 - winner_seat]}"
+    if forfeit is None:
+        return (
+            f"{where}{winner} beat {loser} {score} in {_count(games, 'game', 'games')} ({seconds})"
+        )
+    reason = explain(forfeit)
+    return (
+        f"{where}{winner} beat {loser} by forfeit, {score} after {_count(games, 'game', 'games')} "
+        f"({seconds}): {reason}"
+    )
+
+
+def has_fault(row: Mapping[str, Any]) -> bool:
+    """True for a stored match that a fault decided: a forfeit or a void match."""
+    return bool(row.get("void")) or row.get("forfeit_json") is not None
+
+
+class _Hints:
+    """The bots' command lines, each given out once: a hint (which interpreter a Python bot
+    ran under) is worth reading once, not at every one of the bot's forfeits."""
+
+    def __init__(self, commands: Mapping[str, Sequence[str]] | None) -> None:
+        self._commands = dict(commands or {})
+
+    def take(self, row: Mapping[str, Any]) -> dict[str, Sequence[str]]:
+        """The commands, not given out yet, of the bots at fault in this stored match."""
+        forfeit, faults = row_faults(row)
+        names = {fault.bot for fault in (*faults, *([forfeit] if forfeit else []))}
+        return {name: self._commands.pop(name) for name in names if name in self._commands}
+
+
+class _RunClock:
+    """What every display counts: matches stored of the schedule, games and time of the run."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.done = 0
+        self.played = 0
+        self.games = 0
+        self.started = time.monotonic()
+        self.source: Callable[[], Standings] | None = None
+
+    def begin(self, total: int, done: int, standings: Callable[[], Standings]) -> None:
+        self.total, self.done, self.source = total, done, standings
+        self.started = time.monotonic()
+
+    def count(self, row: Mapping[str, Any]) -> None:
+        self.done += 1
+        self.played += 1
+        self.games += int(row.get("games") or 0)
+
+    def summary(self) -> str:
+        """``12/12 matches stored; this run played 40 games in 4.4 s (9.1 games/s)``."""
+        elapsed = time.monotonic() - self.started
+        rate = self.games / elapsed if elapsed > 0 else 0.0
+        return (
+            f"{self.done}/{self.total} matches stored; this run played {self.games} games in "
+            f"{elapsed:.1f} s ({rate:.1f} games/s)"
+        )
+
+
+class _GamesPerSecond(ProgressColumn):
+    """Games per second since the display started."""
+
+    def render(self, task: Task) -> Text:
+        elapsed = task.elapsed or 0.0
+        games = int(task.fields.get("games", 0))
+        rate = games / elapsed if elapsed > 0 else 0.0
+        return Text(f"{rate:.1f} games/s", style="progress.data.speed")
+
+
+class LiveDisplay:
+    """For a terminal (``--progress bar``): a progress bar (matches, ETA, games/s) and the
+    standings so far, redrawn in place; every match a fault decided printed above it as it
+    is stored; then the final standings and crosstable.
+
+    The standings are recomputed at most every ``refresh_seconds`` (longer when computing
+    them takes more than a tenth of that), as matches arrive and in between, so the table
+    never stays behind the bar."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        commands: Mapping[str, Sequence[str]] | None = None,
+        refresh_seconds: float = 0.25,
+        rows: int = 20,
+    ) -> None:
+        self.console = console
+        self._hints = _Hints(commands)
+        self._clock = _RunClock()
+        self._refresh_seconds = refresh_seconds
+        self._rows = rows
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("matches"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            _GamesPerSecond(),
+            console=console,
+        )
+        self._task: TaskID | None = None
+        self._table: RenderableType = Text("")
+        self._live: Live | None = None
+        self._next_refresh = 0.0
+        self._stale = False
+
+    def _renderable(self) -> RenderableType:
+        return Group(self._progress, self._table)
+
+    def _refresh_standings(self, force: bool = False) -> None:
+        now = time.monotonic()
+        source = self._clock.source
+        if source is None or not (force or (self._stale and now >= self._next_refresh)):
+            return
+        standings = source()
+        spent = time.monotonic() - now
+        # Never spend more than a tenth of the time recomputing the standings.
+        self._next_refresh = time.monotonic() + max(self._refresh_seconds, 10 * spent)
+        self._stale = False
+        self._table = standings_table(standings, limit=self._rows)
+        if self._live is not None:
+            self._live.update(self._renderable(), refresh=True)
+
+    def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
+        """Begin the display, with the standings so far (every bot, before any match)."""
+        self._clock.begin(total, done, standings)
+        self._task = self._progress.add_task(name, total=total, completed=done, games=0)
+        self._refresh_standings(force=True)
+        self._live = Live(
+            self._renderable(), console=self.console, refresh_per_second=4, transient=True
+        )
+        self._live.start(refresh=True)
+
+    def match_stored(self, row: Mapping[str, Any]) -> None:
+        """Advance the bar; print a match a fault decided above the display; refresh the
+        standings when due."""
+        self._clock.count(row)
+        if self._task is not None:
+            self._progress.update(self._task, advance=1, games=self._clock.games)
+        if has_fault(row):
+            line = match_line(row, self._clock.done, self._clock.total, self._hints.take(row))
+            self.console.print(line, style="yellow", highlight=False, markup=False)
+        self._stale = True
+        self._refresh_standings()
+
+    def tick(self) -> None:
+        """Refresh the standings if matches came in since they were last computed."""
+        self._refresh_standings()
+
+    def note(self, text: str) -> None:
+        """Print a line above the live display."""
+        self.console.print(text, highlight=False, markup=False)
+
+    def finish(self, standings: Standings | None) -> None:
+        """Stop the live display; print the final standings and crosstable."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self._task is not None:
+            self.console.print(self._clock.summary(), highlight=False)
+        if standings is not None:
+            print_standings(standings, self.console)
+
+
+class LinesDisplay:
+    """For a log (``--progress lines``, the default where standard output is not a
+    terminal): one line per stored match (:func:`match_line`: the result, the games and,
+    for a forfeit, why), the standings every ``every`` matches of the run, and at the end
+    the final standings and crosstable. Nothing is redrawn; every line is written whole, as
+    it happens."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        commands: Mapping[str, Sequence[str]] | None = None,
+        every: int | None = None,
+    ) -> None:
+        """``every``: matches between two standings tables; None: about a tenth of the
+        matches left to play, at least 10; 0: only at the end."""
+        self.console = console
+        self._hints = _Hints(commands)
+        self._clock = _RunClock()
+        self._every = every
+
+    def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
+        """Say what is about to be played."""
+        self._clock.begin(total, done, standings)
+        if self._every is None:
+            self._every = max(10, -(-(total - done) // 10))
+        left = total - done
+        self.console.print(
+            f"{name}: {_count(left, 'match', 'matches')} to play"
+            + (f" ({done} of {total} stored already)" if done else ""),
+            highlight=False,
+            markup=False,
+        )
+
+    def match_stored(self, row: Mapping[str, Any]) -> None:
+        """Print the match's line; every ``every`` matches, the standings."""
+        clock = self._clock
+        clock.count(row)
+        line = match_line(row, clock.done, clock.total, self._hints.take(row))
+        # One line per match however long, so that a log can be read with grep.
+        self.console.print(line, highlight=False, markup=False, soft_wrap=True)
+        due = self._every and clock.played % self._every == 0 and clock.done < clock.total
+        if due and clock.source is not None:
+            self.console.print(standings_table(clock.source()))
+
+    def tick(self) -> None:
+        """Nothing to redraw."""
+
+    def note(self, text: str) -> None:
+        """Print the line, unwrapped: a log is read with grep, not at a terminal's width."""
+        self.console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    def finish(self, standings: Standings | None) -> None:
+        """Print the run's summary line, then the final standings and crosstable."""
+        if self._clock.source is not None:
+            self.console.print(self._clock.summary(), highlight=False)
+        if standings is not None:
+            print_standings(standings, self.console)
+
+
+class QuietDisplay:
+    """Nothing while matches are played (``--progress none``, and ``--quiet``): the notes,
+    and at the end a summary line, then the final standings and crosstable unless
+    ``brief`` (``--quiet``: the line ``12/12 matches stored`` alone)."""
+
+    def __init__(self, console: Console, *, brief: bool = True) -> None:
+        self.console = console
+        self._clock = _RunClock()
+        self._brief = brief
+
+    def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
+        """Remember the counts."""
+        self._clock.begin(total, done, standings)
+
+    def match_stored(self, row: Mapping[str, Any]) -> None:
+        """Count the match."""
+        self._clock.count(row)
+
+    def tick(self) -> None:
+        """Nothing to show."""
+
+    def note(self, text: str) -> None:
+        """Print the line, unwrapped: a log is read with grep, not at a terminal's width."""
+        self.console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    def finish(self, standings: Standings | None) -> None:
+        """Print how many matches are stored (and the standings, unless brief)."""
+        clock = self._clock
+        if self._brief:
+            self.console.print(f"{clock.done}/{clock.total} matches stored", highlight=False)
+            return
+        self.console.print(clock.summary(), highlight=False)
+        if standings is not None:
+            print_standings(standings, self.console)

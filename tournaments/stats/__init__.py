@@ -1,0 +1,1 @@
+"""What the results say: ratings (joint Elo with intervals), the SPRT, standings and forfeits."""
