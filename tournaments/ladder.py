@@ -6,9 +6,10 @@ says who meets in the next one:
 
 - **Fit.** A joint Bradley-Terry fit of all results (:func:`tournaments.ratings.fit_elo`)
   with ``prior_games`` virtual games of each bot against a virtual bot of the mean rating,
-  the duplicate pair as the unit of its intervals. A bot's spread of pair results is an
-  estimate from its own few pairs, so it is pulled towards the model's variance with the
-  weight of :data:`MODEL_VARIANCE_PAIRS` pairs: one lucky pair does not certify anything.
+  the duplicate pair as the unit of its intervals. The pairing and the race use the larger
+  of a bot's two standard errors, by pair and by match: from a bot's few pairs the spread
+  of pair results is a poor estimate (one pair that went as expected would give none),
+  and a bot that leaves the race does not come back.
 - **Out of the race** (with ``top: K``): a bot leaves the race when at least K bots are
   above it at the configured confidence (each comparison one-sided, the two ratings'
   covariance ignored, which widens the comparison). It rests: no more games.
@@ -58,7 +59,6 @@ __all__ = [
     "CONTENDER",
     "FINAL",
     "FINALIST",
-    "MODEL_VARIANCE_PAIRS",
     "OUT",
     "SWISS",
     "WHOLE_MATCHING",
@@ -90,8 +90,6 @@ WHOLE_MATCHING = 32
 #: matchings of 10 bots at once (numpy), and bots far apart in rating would not be paired by
 #: a whole matching anyway (the random share does that).
 WINDOW = 10
-#: The model's variance counts as this many pairs beside a bot's own pairs' spread.
-MODEL_VARIANCE_PAIRS = 4
 # Below this many pairs, an edge weight still lets the matching tell pairs apart.
 _WEIGHT_FLOOR = 1e-9
 
@@ -287,11 +285,8 @@ def _fit_field(
         rating = fit.ratings[name]
         if rating.elo is None or rating.stderr is None or rating.match_stderr is None:
             continue
-        played = pairs_played[name]
         elo[position] = rating.elo
-        variance[position] = (
-            played * rating.stderr**2 + MODEL_VARIANCE_PAIRS * rating.match_stderr**2
-        ) / (played + MODEL_VARIANCE_PAIRS)
+        variance[position] = max(rating.stderr, rating.match_stderr) ** 2
     return fit, FieldState(tuple(bots), elo, variance, pairs_played, meetings)
 
 
