@@ -48,6 +48,7 @@ from tournaments.ladder import (
     FieldState,
     LadderSettings,
     PairOutcome,
+    fit_inputs,
     plan_round,
     swiss_pairs,
 )
@@ -127,17 +128,7 @@ class Run:
 
 def results_fit(names: Sequence[str], outcomes: Sequence[PairOutcome]) -> RatingFit:
     """The joint fit every method is judged by."""
-    wins: dict[tuple[str, str], float] = {}
-    pairs: dict[tuple[str, str, int, int], int] = {}
-    for outcome in outcomes:
-        key = (outcome.first, outcome.second, outcome.first_wins, outcome.second_wins)
-        pairs[key] = pairs.get(key, 0) + 1
-        for winner, loser, won in (
-            (outcome.first, outcome.second, outcome.first_wins),
-            (outcome.second, outcome.first, outcome.second_wins),
-        ):
-            if won:
-                wins[(winner, loser)] = wins.get((winner, loser), 0) + won
+    wins, pairs = fit_inputs(outcomes)
     return fit_elo(names, wins, pairs=pairs, virtual_draws=0, prior_games=2)
 
 

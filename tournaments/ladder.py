@@ -70,6 +70,7 @@ __all__ = [
     "RoundPlan",
     "check_settings",
     "default_finalists",
+    "fit_inputs",
     "perfect_matchings",
     "plan_round",
     "swiss_pairs",
@@ -241,18 +242,14 @@ class FieldState:
     meetings: Counter[frozenset[str]]
 
 
-def _fit_field(
-    bots: Sequence[str], results: Sequence[PairOutcome], settings: LadderSettings
-) -> tuple[RatingFit, FieldState]:
-    """Fit every result; return the fit and the bots' ratings and variances for planning."""
-    ordered = sorted(
-        results, key=lambda r: (r.round, r.first, r.second, r.first_wins, r.second_wins)
-    )
+def fit_inputs(
+    results: Sequence[PairOutcome],
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str, int, int], int]]:
+    """The wins and the pairs of ``results`` as :func:`tournaments.ratings.fit_elo` takes
+    them (pairs without a decided match left out)."""
     wins: dict[tuple[str, str], float] = {}
     pairs: dict[tuple[str, str, int, int], int] = {}
-    pairs_played: Counter[str] = Counter()
-    meetings: Counter[frozenset[str]] = Counter()
-    for outcome in ordered:
+    for outcome in results:
         if outcome.first_wins + outcome.second_wins == 0:
             continue
         key = (outcome.first, outcome.second, outcome.first_wins, outcome.second_wins)
@@ -263,9 +260,24 @@ def _fit_field(
         ):
             if won:
                 wins[(winner, loser)] = wins.get((winner, loser), 0) + won
-        pairs_played[outcome.first] += 1
-        pairs_played[outcome.second] += 1
-        meetings[frozenset((outcome.first, outcome.second))] += 1
+    return wins, pairs
+
+
+def _fit_field(
+    bots: Sequence[str], results: Sequence[PairOutcome], settings: LadderSettings
+) -> tuple[RatingFit, FieldState]:
+    """Fit every result; return the fit and the bots' ratings and variances for planning."""
+    ordered = sorted(
+        results, key=lambda r: (r.round, r.first, r.second, r.first_wins, r.second_wins)
+    )
+    wins, pairs = fit_inputs(ordered)
+    pairs_played: Counter[str] = Counter()
+    meetings: Counter[frozenset[str]] = Counter()
+    for outcome in ordered:
+        if outcome.first_wins + outcome.second_wins:
+            pairs_played[outcome.first] += 1
+            pairs_played[outcome.second] += 1
+            meetings[frozenset((outcome.first, outcome.second))] += 1
     # Bots that left the field (older league versions) still tell about their opponents.
     known = set(bots)
     others = sorted({name for pair in wins for name in pair} - known)
