@@ -279,3 +279,16 @@ def test_window_matchings_are_as_good_as_networkx_blossom() -> None:
 def total_weight(graph: nx.Graph[int], matching: Iterable[Iterable[int]]) -> float:
     """The weight of a matching's edges in ``graph``."""
     return sum(float(graph.edges[tuple(pair)]["weight"]) for pair in matching)
+
+
+def test_every_bot_keeps_playing_when_the_whole_field_is_ranked() -> None:
+    """A league's rule: over any 10 rounds, the most and least pairs of the bots in play
+    differ by at most 25 %."""
+    rng = random.Random(8)
+    truth = {name: rng.gauss(0, 200) for name in names(33)}
+    _, results = run_ladder(truth, LadderSettings(rounds=20))
+    for first_round in range(1, 12):
+        window = [r for r in results if first_round <= r.round < first_round + 10]
+        played = Counter(name for r in window for name in (r.first, r.second))
+        assert set(played) == set(truth)
+        assert max(played.values()) <= 1.25 * min(played.values())
