@@ -261,6 +261,9 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
         ("typer", ("tournaments.cli",)),
         ("rich", ("tournaments.cli", "tournaments.render")),
         ("distributed", ("tournaments.cluster",)),
+        # The web service.
+        ("starlette", ("tournaments.web",)),
+        ("uvicorn", ("tournaments.web.server",)),
     ],
 )
 def test_a_library_is_used_where_it_belongs(library: str, owners: tuple[str, ...]) -> None:

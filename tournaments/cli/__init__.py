@@ -17,6 +17,7 @@ from tournaments.cli import (
     replay,
     schema,
     selfplay,
+    serve,
     sprt,
     submit,
     tournament,
@@ -49,6 +50,7 @@ for module in (
     play,
     submit,
     league,
+    serve,
 ):
     app.add_typer(module.app)
 

@@ -36,6 +36,7 @@ COMMAND_ORDER = (
     "submit",
     "submissions",
     "league",
+    "serve",
     "keygen",
     "selfplay",
     "schema",
@@ -83,6 +84,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "league": (
         "aegis-ref league leagues/spring",
         "aegis-ref league leagues/spring --once",
+    ),
+    "serve": (
+        "aegis-ref serve results/demo",
+        "aegis-ref serve leagues/spring --host 0.0.0.0 --port 443 --certfile cert.pem "
+        "--keyfile key.pem",
     ),
     "keygen": ("aegis-ref keygen referee.key",),
     "selfplay": ("aegis-ref selfplay --matches 100 --seed 3 --record self.jsonl",),

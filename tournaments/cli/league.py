@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from tournaments.cli.serve import ServeFlag, served_beside
 from tournaments.errors import TournamentError
 from tournaments.league import VersionHistory, bot_history, run_league
 from tournaments.render import QuietDisplay
@@ -83,6 +84,7 @@ def league(
             help="Seconds between looks for new submissions (default: the config's poll_s).",
         ),
     ] = None,
+    serve: ServeFlag = None,
 ) -> None:
     """Run a league until stopped: build and check each submission as it arrives, and play
     every bot's latest accepted version against every other; a new version's matches are
@@ -101,10 +103,13 @@ def league(
 
     stop = StopRequest()
     try:
-        with handle_stop_signals(
-            stop,
-            "Stopping: finishing the matches and the build in progress (again to abort)",
-            "Aborted: matches in progress are lost; run the same command to go on",
+        with (
+            served_beside(setup.output, serve),
+            handle_stop_signals(
+                stop,
+                "Stopping: finishing the matches and the build in progress (again to abort)",
+                "Aborted: matches in progress are lost; run the same command to go on",
+            ),
         ):
             summary = run_league(
                 setup,
