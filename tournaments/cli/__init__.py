@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from tournaments.cli import (
+    authors,
     check_bot,
     keygen,
     league,
@@ -51,6 +52,7 @@ for module in (
     submit,
     league,
     serve,
+    authors,
 ):
     app.add_typer(module.app)
 

@@ -104,7 +104,7 @@ def league(
     stop = StopRequest()
     try:
         with (
-            served_beside(setup.output, serve),
+            served_beside(path, serve),
             handle_stop_signals(
                 stop,
                 "Stopping: finishing the matches and the build in progress (again to abort)",

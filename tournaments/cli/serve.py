@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from tournaments.config import TournamentSetup
 from tournaments.errors import TournamentError
 from tournaments.submissions import LEAGUE_CONFIG, load_league
 
@@ -37,14 +38,16 @@ ServeFlag = Annotated[
 ]
 
 
-def run_directory(path: Path) -> Path:
-    """The output folder to serve for ``path``: a league's folder or config (its output),
-    or a tournament's output folder itself. Raises :class:`TournamentError`."""
+def run_directory(path: Path) -> tuple[Path, TournamentSetup | None]:
+    """The output folder to serve for ``path``, and its league if it is one: a league's
+    folder or config (its output), or a tournament's output folder itself. Raises
+    :class:`TournamentError`."""
     if path.suffix in (".yaml", ".yml") or (path / LEAGUE_CONFIG).is_file():
-        return load_league(path).output
+        setup = load_league(path)
+        return setup.output, setup
     if path.exists() and not path.is_dir():
         raise TournamentError(f"{path}: neither a league nor a tournament's output folder")
-    return path  # a folder not made yet: a run about to start (the pages say so)
+    return path, None  # a folder not made yet: a run about to start (the pages say so)
 
 
 def _address(text: str) -> tuple[str, int]:
@@ -63,8 +66,8 @@ def _parse_address(text: str) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def served_beside(output: Path, address: str | None) -> Iterator[None]:
-    """With an ``address`` (HOST:PORT), run ``aegis-ref serve OUTPUT`` there while the
+def served_beside(path: Path, address: str | None) -> Iterator[None]:
+    """With an ``address`` (HOST:PORT), run ``aegis-ref serve PATH`` there while the
     block runs, in a process of its own so that serving never takes the run's own time;
     without one, nothing."""
     if address is None:
@@ -77,7 +80,7 @@ def served_beside(output: Path, address: str | None) -> Iterator[None]:
             "-c",
             "from tournaments.cli import main; main()",
             "serve",
-            str(output),
+            str(path),
             "--host",
             host,
             "--port",
@@ -124,7 +127,7 @@ def serve(
         typer.echo("give both --certfile and --keyfile, or neither", err=True)
         raise typer.Exit(EXIT_USAGE)
     try:
-        directory = run_directory(path)
+        directory, league = run_directory(path)
     except TournamentError as error:
         typer.echo(str(error), err=True)
         raise typer.Exit(EXIT_USAGE) from None
@@ -134,7 +137,7 @@ def serve(
         typer.echo(f"Warning: {warning}", err=True)
     typer.echo(f"Serving {directory} at {options.url} (Ctrl-C stops)", err=True)
     try:
-        run_server(directory, options)
+        run_server(directory, options, league)
     except KeyboardInterrupt:
         pass
     except (OSError, ValueError) as error:  # the port is taken, a certificate is unreadable

@@ -21,6 +21,7 @@ from tournaments.cli.check_bot import print_item
 from tournaments.errors import SubmissionRejectedError, TournamentError
 from tournaments.league import describe_verdict
 from tournaments.submissions import State, Submission, SubmissionStore, load_league
+from tournaments.web.client import TOKEN_VARIABLE, get_status, read_token, upload
 
 __all__ = ["EXIT_REJECTED", "EXIT_USAGE", "app", "submissions", "submit"]
 
@@ -29,6 +30,8 @@ app = typer.Typer(no_args_is_help=True)
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
 _WAIT_SECONDS = 0.2
+#: Seconds between two looks at a submission's state on a server.
+_REMOTE_WAIT_SECONDS = 1.0
 
 LeagueOption = Annotated[
     Path,
@@ -79,7 +82,14 @@ def submit(
             show_default=False,
         ),
     ],
-    league: LeagueOption,
+    league: Annotated[
+        Path | None,
+        typer.Option(
+            "--league",
+            help="The league on this machine: its folder (holding league.yaml) or its config.",
+            show_default=False,
+        ),
+    ] = None,
     no_wait: Annotated[
         bool,
         typer.Option(
@@ -87,6 +97,20 @@ def submit(
             help="Store it and return: the league builds and checks it between matches.",
         ),
     ] = False,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            metavar="URL",
+            help="Submit over the network to the league served at URL (aegis-ref serve), "
+            f"with your token from --token-file or {TOKEN_VARIABLE}.",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option("--token-file", help="The file holding your token (with --server)."),
+    ] = None,
 ) -> None:
     """Submit a bot to a league: store it, build it in a sandbox (no network), take it
     through check-bot's checklist, and accept or reject it with the reasons.
@@ -96,6 +120,12 @@ def submit(
     runs (aegis-ref league), it builds and checks the submission between matches, and this
     command waits for its verdict.
     """
+    if (league is None) == (server is None):
+        raise _fail("give --league LEAGUE (on this machine) or --server URL (over the network)")
+    if server is not None:
+        submit_over_network(path, server, token_file, wait=not no_wait)
+        return
+    assert league is not None
     try:
         setup = load_league(league)
     except TournamentError as error:
@@ -136,6 +166,50 @@ def submit(
     else:
         shown = current.player if current is not None else "another version"
         typer.echo(f"{shown} was submitted after it: that one plays.")
+
+
+def submit_over_network(path: Path, server: str, token_file: Path | None, *, wait: bool) -> None:
+    """Upload the bot to the league served at ``server``, then (with ``wait``) follow it
+    until it is accepted or rejected, and print its verdict, check and build's last lines."""
+    try:
+        token = read_token(token_file)
+        answer = upload(server, token, path)
+    except TournamentError as error:
+        raise _fail(str(error)) from None
+    if answer.status != 201:
+        reasons = answer.document.get("reasons") or [answer.document.get("error", "refused")]
+        lines = [f"Refused {path} ({answer.status}):", *(f"  - {reason}" for reason in reasons)]
+        raise _fail("\n".join(lines), EXIT_REJECTED if answer.status == 422 else EXIT_USAGE)
+    status = answer.document
+    typer.echo(f"Received {status['name']} {status['version']} by {server}")
+    if not wait:
+        typer.echo(f"Queued: the league builds and checks it; its state: {status['status']}")
+        return
+    seen = status["state"]
+    while status["state"] not in (State.ACCEPTED.value, State.REJECTED.value):
+        time.sleep(_REMOTE_WAIT_SECONDS)
+        try:
+            answer = get_status(server, token, status["status"])
+        except TournamentError as error:
+            raise _fail(str(error)) from None
+        if answer.status != 200:
+            raise _fail(f"{status['status']}: {answer.status} {answer.document.get('error')}")
+        status = answer.document
+        if status["state"] != seen:
+            seen = status["state"]
+            typer.echo(f"  {seen}")
+    title = f"{status['name']} {status['version']}"
+    if status["state"] == State.ACCEPTED.value:
+        typer.echo(f"Accepted {title}: {status.get('check_summary') or ''}".rstrip(": "))
+        typer.echo(f"{status['player']} plays in the league from its next round.")
+        return
+    typer.echo(f"Rejected {title}:")
+    for reason in status["reasons"]:
+        typer.echo(f"  - {reason}")
+    for line in status["build_tail"]:
+        typer.echo(f"    | {line}")
+    typer.echo("Fix it, raise its version in aegis-bot.toml and submit it again.")
+    raise typer.Exit(EXIT_REJECTED)
 
 
 class ListFormat(enum.StrEnum):

@@ -38,6 +38,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tournaments.config import TournamentSetup
 from tournaments.errors import StoreError
 from tournaments.replay_page import (
     RecordReadError,
@@ -58,6 +59,7 @@ from tournaments.web.data import (
     progression_document,
     standings_document,
 )
+from tournaments.web.submitting import submission_routes
 
 __all__ = ["PAGE_POLICY", "STATIC", "RunView", "create_app"]
 
@@ -309,8 +311,12 @@ class _SecurityHeaders:
         await self.app(scope, receive, guarded)
 
 
-def create_app(directory: Path, *, poll_s: float = 0.5) -> Any:
-    """The ASGI application serving the run whose output is ``directory``."""
+def create_app(
+    directory: Path, *, poll_s: float = 0.5, league: TournamentSetup | None = None
+) -> Any:
+    """The ASGI application serving the run whose output is ``directory``; with a
+    ``league``, its authors may also submit over the network
+    (:mod:`tournaments.web.submitting`)."""
     view = RunView(directory, poll_s=poll_s)
     pages = {name: _asset(name) for name in _PAGES}
     assets = {name: _asset(name) for name in STATIC}
@@ -419,6 +425,8 @@ def create_app(directory: Path, *, poll_s: float = 0.5) -> Any:
         Route(f"{api}/progression", api_progression),
         Route(f"{api}/events", api_events),
     ]
+    if league is not None:
+        routes += submission_routes(league)
     application = Starlette(routes=routes, lifespan=lifespan)
     application.state.view = view
     return _SecurityHeaders(application)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import uvicorn
 
+from tournaments.config import TournamentSetup
 from tournaments.web.app import create_app
 
 __all__ = ["ServeOptions", "insecure_warning", "run_server"]
@@ -52,10 +53,13 @@ def insecure_warning(options: ServeOptions) -> str | None:
     )
 
 
-def run_server(directory: Path, options: ServeOptions) -> None:
-    """Serve the run whose output is ``directory`` until interrupted."""
+def run_server(
+    directory: Path, options: ServeOptions, league: TournamentSetup | None = None
+) -> None:
+    """Serve the run whose output is ``directory`` (of ``league``, whose authors may then
+    submit over the network) until interrupted."""
     config = uvicorn.Config(
-        create_app(directory, poll_s=options.poll_s),
+        create_app(directory, poll_s=options.poll_s, league=league),
         host=options.host,
         port=options.port,
         ssl_certfile=str(options.certfile) if options.certfile else None,

@@ -37,16 +37,7 @@ def served(path: Path, *arguments: str) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert process.poll() is None, process.communicate()
-            try:
-                if httpx.get(f"{base}/static/live.css", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not answer in time"
-            time.sleep(0.05)
+        wait_until_answers(base, process)
         yield base
     finally:
         process.terminate()
@@ -55,6 +46,20 @@ def served(path: Path, *arguments: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.communicate()
+
+
+def wait_until_answers(base: str, process: subprocess.Popen[str] | None = None) -> None:
+    """Wait until the server at ``base`` answers (while ``process``, if given, lives)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        assert process is None or process.poll() is None, process.communicate()
+        try:
+            if httpx.get(f"{base}/static/live.css", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "the server did not answer in time"
+        time.sleep(0.05)
 
 
 def wait_for_version(base: str, at_least: int = 1, timeout: float = 10.0) -> dict[str, object]:
