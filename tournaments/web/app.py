@@ -54,6 +54,7 @@ from tournaments.web.data import (
     MATCH_ID,
     bot_document,
     bots_document,
+    live_document,
     match_document,
     matches_document,
     progression_document,
@@ -115,6 +116,8 @@ class RunView:
         self._documents: dict[str, asyncio.Future[bytes | None]] = {}
         self._replays: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
         self._changed: asyncio.Future[int] | None = None
+        #: The latest ``update`` event, as sent: the same bytes to every stream.
+        self.live = b"event: update\ndata: {}\n\n"
         self.streams = 0
 
     # -- on the store's thread
@@ -161,8 +164,8 @@ class RunView:
         )
 
     async def watch(self) -> None:
-        """Poll the store until cancelled; on a change, compute the standings and tell the
-        streams."""
+        """Poll the store until cancelled; on a change, compute what the event streams
+        carry, then wake them."""
         while True:
             try:
                 changed = await self._run(self._poll)
@@ -172,8 +175,13 @@ class RunView:
             if changed:
                 self.version += 1
                 self._documents.clear()
-                with contextlib.suppress(sqlite3.Error, StoreError):
-                    await self.document("standings", standings_document)
+                try:
+                    live = await self.document("live", live_document)
+                except (sqlite3.Error, StoreError) as error:
+                    _log.warning("cannot read the store of %s: %s", self.directory, error)
+                    live = None
+                if live is not None:
+                    self.live = b"event: update\ndata: " + live + b"\n\n"
                 waiting, self._changed = self.changed, None
                 waiting.set_result(self.version)
             await asyncio.sleep(self.poll_s)
@@ -433,17 +441,18 @@ def create_app(
 
 
 async def _events(view: RunView) -> AsyncIterator[bytes]:
-    """A viewer's event stream: an ``update`` event with the version at once and after
-    each change, a comment when idle."""
+    """A viewer's event stream: the latest ``update`` event at once and after each change
+    (the version, the standings and the latest matches: :func:`live_document`), a comment
+    when idle."""
     view.streams += 1
     try:
-        version = -1
+        sent = b""
         while True:
-            if view.version != version:
-                version = view.version
-                yield f"event: update\ndata: {json.dumps({'version': version})}\n\n".encode()
+            if view.live is not sent:
+                sent = view.live
+                yield sent
             await asyncio.wait([view.changed], timeout=HEARTBEAT_S)
-            if view.version == version:
+            if view.live is sent:
                 yield b": idle\n\n"
     finally:
         view.streams -= 1

@@ -34,10 +34,12 @@ from tournaments.store import (
 
 __all__ = [
     "API_VERSION",
+    "LIVE_MATCHES",
     "MATCH_ID",
     "RECENT_MATCHES",
     "bot_document",
     "bots_document",
+    "live_document",
     "match_document",
     "matches_document",
     "progression_document",
@@ -49,6 +51,8 @@ __all__ = [
 API_VERSION = 1
 #: Matches listed by ``/api/v1/matches`` (the latest) and on a bot's page.
 RECENT_MATCHES = 50
+#: Matches an ``update`` event carries (the latest).
+LIVE_MATCHES = 10
 #: Faults listed one by one on a bot's page (the latest).
 BOT_FAULTS = 20
 #: What a match id looks like (tournaments.schedule.match_id): anything else is not looked up.
@@ -84,6 +88,16 @@ def standings_document(connection: sqlite3.Connection) -> dict[str, Any]:
     document = standings_json(standings)
     document["matches_to_play"] = max(standings.matches_scheduled - standings.matches_played, 0)
     return document
+
+
+def live_document(connection: sqlite3.Connection) -> dict[str, Any]:
+    """What an ``update`` event of ``/api/v1/events`` carries: the standings document and
+    the latest :data:`LIVE_MATCHES` matches, read together (what the standings page
+    draws, so that a thousand open pages cost no request at each change)."""
+    with snapshot(connection):
+        standings = standings_document(connection)
+        recent = recent_matches(connection, LIVE_MATCHES)
+    return {"standings": standings, "recent": [_match_json(match) for match in recent]}
 
 
 def bots_document(connection: sqlite3.Connection) -> dict[str, Any]:

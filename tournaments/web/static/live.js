@@ -195,13 +195,16 @@
   var page = document.body.dataset.page;
   var botName = page === "bot" ? decodeURIComponent(location.pathname.slice("/bots/".length)) : null;
 
-  function refresh(version) {
+  // The standings page draws what the event carries; the others fetch their document.
+  function refresh(update) {
     var loads = [];
     if (page === "standings") {
-      loads.push(getJSON(API + "/standings").then(drawStandings));
-      loads.push(getJSON(API + "/matches").then(function (matches) {
-        drawRecent(document.getElementById("recent"), matches.recent, 10);
-      }));
+      if (!update.standings) {
+        document.getElementById("summary").textContent = "Waiting for the run to store its first results.";
+        return Promise.resolve();
+      }
+      drawStandings(update.standings);
+      drawRecent(document.getElementById("recent"), update.recent, 10);
     } else if (page === "matches") {
       loads.push(getJSON(API + "/matches").then(function (matches) {
         document.getElementById("summary").textContent =
@@ -214,7 +217,7 @@
       loads.push(getJSON(path).then(drawBot));
     }
     return Promise.all(loads).then(function () {
-      document.body.dataset.version = String(version);
+      if (update.version !== undefined) document.body.dataset.version = String(update.version);
     });
   }
 
@@ -222,8 +225,8 @@
   var drawing = Promise.resolve();
   var events = new EventSource(API + "/events");
   events.addEventListener("update", function (event) {
-    var version = JSON.parse(event.data).version;
-    drawing = drawing.then(function () { return refresh(version); }).then(function () {
+    var update = JSON.parse(event.data);
+    drawing = drawing.then(function () { return refresh(update); }).then(function () {
       status.textContent = "Live: updated " + new Date().toLocaleTimeString();
       status.className = "status live";
     }, function (error) {
