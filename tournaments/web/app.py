@@ -35,7 +35,12 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import (
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from tournaments.config import TournamentSetup
@@ -48,7 +53,8 @@ from tournaments.replay_page import (
     replay_data,
     replay_page_policy,
 )
-from tournaments.store import data_version, open_store, stored_match
+from tournaments.sprt_live import SPRT_STATUS, read_sprt_status
+from tournaments.store import DATABASE_NAME, data_version, open_store, stored_match
 from tournaments.web.data import (
     API_VERSION,
     MATCH_ID,
@@ -77,7 +83,7 @@ STATIC = {
     "live.js": "text/javascript; charset=utf-8",
     "live.css": "text/css; charset=utf-8",
 }
-_PAGES = ("standings.html", "bot.html", "matches.html")
+_PAGES = ("standings.html", "bot.html", "matches.html", "sprt.html")
 #: Seconds between two comments on an idle event stream (proxies close silent ones).
 HEARTBEAT_S = 15.0
 #: Most event streams open at once; one more is refused (503) rather than queued.
@@ -112,6 +118,7 @@ class RunView:
         # Touched on the executor's thread alone.
         self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
+        self._sprt: tuple[int, int] | None = None
         # Touched on the event loop alone.
         self._documents: dict[str, asyncio.Future[bytes | None]] = {}
         self._replays: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
@@ -123,17 +130,31 @@ class RunView:
     # -- on the store's thread
 
     def _poll(self) -> bool:
-        """True if the store changed since the last poll (or could be read for the first
-        time)."""
+        """True if the store (or an SPRT run's status) changed since the last poll, or
+        could be read for the first time."""
+        try:
+            status = (self.directory / SPRT_STATUS).stat()
+            sprt = (status.st_mtime_ns, status.st_size)
+        except OSError:
+            sprt = None
+        changed = sprt != self._sprt
+        self._sprt = sprt
         if self._connection is None:
             try:
                 self._connection = open_store(self.directory, read_only=True)
             except StoreError:
-                return False  # not there yet: the run is starting
+                return changed  # not there yet: the run is starting, or an SPRT run
         version = data_version(self._connection)
-        changed = version != self._data_version
+        changed = changed or version != self._data_version
         self._data_version = version
         return changed
+
+    def _sprt_status(self) -> bytes | None:
+        document = read_sprt_status(self.directory)
+        if document is None:
+            return None
+        built = {"api": API_VERSION, "version": self.version, **document}
+        return json.dumps(built, separators=(",", ":"), allow_nan=False).encode()
 
     def _build(self, document: _Document) -> bytes | None:
         if self._connection is None:
@@ -180,8 +201,9 @@ class RunView:
                 except (sqlite3.Error, StoreError) as error:
                     _log.warning("cannot read the store of %s: %s", self.directory, error)
                     live = None
-                if live is not None:
-                    self.live = b"event: update\ndata: " + live + b"\n\n"
+                if live is None:  # no store (an SPRT run): the version alone
+                    live = json.dumps({"api": API_VERSION, "version": self.version}).encode()
+                self.live = b"event: update\ndata: " + live + b"\n\n"
                 waiting, self._changed = self.changed, None
                 waiting.set_result(self.version)
             await asyncio.sleep(self.poll_s)
@@ -203,6 +225,16 @@ class RunView:
             if self._documents.get(key) is pending:
                 del self._documents[key]
             raise
+        return body
+
+    async def sprt(self) -> bytes | None:
+        """The SPRT run's status (``/api/v1/sprt``), None if the folder has none."""
+        key = "sprt"
+        pending = self._documents.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._run(self._sprt_status))
+            self._documents[key] = pending
+        body: bytes | None = await asyncio.shield(pending)
         return body
 
     async def replay(self, match_id: str) -> bytes | None:
@@ -333,7 +365,15 @@ def create_app(
         return Response(pages[name], media_type="text/html; charset=utf-8")
 
     async def standings_page(request: Request) -> Response:
+        if (directory / SPRT_STATUS).exists() and not (directory / DATABASE_NAME).exists():
+            return RedirectResponse("/sprt", status_code=303)  # an SPRT run has no standings
         return page("standings.html")
+
+    async def sprt_page(request: Request) -> Response:
+        return page("sprt.html")
+
+    async def api_sprt(request: Request) -> Response:
+        return _json(await view.sprt(), request)
 
     async def matches_page(request: Request) -> Response:
         return page("matches.html")
@@ -420,6 +460,7 @@ def create_app(
     routes = [
         Route("/", standings_page),
         Route("/matches", matches_page),
+        Route("/sprt", sprt_page),
         Route("/bots/{name:str}", bot_page),
         Route("/replay/{match_id:str}", replay_page),
         Route("/static/{name:str}", static),
@@ -431,6 +472,7 @@ def create_app(
         Route(f"{api}/matches/{{match_id:str}}", api_match),
         Route(f"{api}/matches/{{match_id:str}}/record", api_record),
         Route(f"{api}/progression", api_progression),
+        Route(f"{api}/sprt", api_sprt),
         Route(f"{api}/events", api_events),
     ]
     if league is not None:

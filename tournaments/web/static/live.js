@@ -192,6 +192,66 @@
     drawRecent(document.getElementById("recent"), bot.matches, 20);
   }
 
+  function drawLlr(holder, sprt) {
+    holder.replaceChildren();
+    var path = sprt.path;
+    if (!path.length) { holder.appendChild(element("p", "No pair yet.", "note")); return; }
+    var ns = "http://www.w3.org/2000/svg";
+    var width = 640, height = 240, left = 50, top = 10;
+    var low = Math.min.apply(null, path.map(function (p) { return Math.min(p.lower, p.llr); }));
+    var high = Math.max.apply(null, path.map(function (p) { return Math.max(p.upper, p.llr); }));
+    var last = path[path.length - 1].pair;
+    function x(pair) { return left + (last > 1 ? (pair - 1) / (last - 1) : 0) * (width - left - 10); }
+    function y(value) { return top + (high - value) / (high - low || 1) * (height - 2 * top); }
+    var svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("class", "chart");
+    svg.setAttribute("width", width);
+    svg.setAttribute("height", height);
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", "the LLR after each pair, against its bounds");
+    function line(cls, key) {
+      var node = document.createElementNS(ns, "polyline");
+      node.setAttribute("class", cls);
+      node.setAttribute("points", path.map(function (p) { return x(p.pair) + "," + y(p[key]); }).join(" "));
+      svg.appendChild(node);
+    }
+    line("bound", "lower");
+    line("bound", "upper");
+    line("llr", "llr");
+    [high, 0, low].forEach(function (value) {
+      var label = document.createElementNS(ns, "text");
+      label.setAttribute("x", 0);
+      label.setAttribute("y", y(value) + 4);
+      label.textContent = number(value, 2);
+      svg.appendChild(label);
+    });
+    holder.appendChild(svg);
+  }
+
+  function elo(estimate) {
+    if (!estimate) return "";
+    return number(estimate.elo, 1) + " [" + number(estimate.lower, 1) + ", " + number(estimate.upper, 1) + "]";
+  }
+
+  function drawSprt(sprt) {
+    document.getElementById("title").textContent = sprt.new + " vs " + sprt.old;
+    document.title = sprt.new + " vs " + sprt.old + ": SPRT";
+    document.getElementById("summary").textContent =
+      "H0: elo " + sprt.elo0 + ", H1: elo " + sprt.elo1 + ", alpha " + sprt.alpha + ", beta " + sprt.beta + " (" + sprt.rule + " bounds)";
+    var verdicts = { "continue": "Running: no decision yet.", "H1": "H1 accepted: " + sprt.new + " is better.", "H0": "H0 accepted: " + sprt.new + " is not better." };
+    document.getElementById("verdict").textContent = verdicts[sprt.decision] || sprt.decision;
+    fill(document.getElementById("figures"), ["figure", "value"], [
+      ["pairs", sprt.pairs + (sprt.void_pairs ? " (" + sprt.void_pairs + " void)" : "")],
+      ["pairs 2-0 / 1-1 / 0-2", sprt.won_both + " / " + sprt.split + " / " + sprt.lost_both],
+      ["score of " + sprt.new, sprt.score === null ? "" : number(sprt.score, 3)],
+      ["LLR", number(sprt.llr, 2) + " in [" + number(sprt.lower, 2) + ", " + number(sprt.upper, 2) + "]"],
+      ["Elo (allowing for the stop, 95 %)", elo(sprt.elo)],
+      ["Elo (fixed sample, 95 %)", elo(sprt.elo_fixed)],
+      ["LOS", sprt.elo ? number(sprt.elo.los * 100, 1) + " %" : ""],
+    ]);
+    drawLlr(document.getElementById("chart"), sprt);
+  }
+
   var page = document.body.dataset.page;
   var botName = page === "bot" ? decodeURIComponent(location.pathname.slice("/bots/".length)) : null;
 
@@ -211,6 +271,8 @@
           matches.matches_played + " matches played" + (matches.matches_to_play ? ", " + matches.matches_to_play + " to play" : "");
         drawRecent(document.getElementById("recent"), matches.recent, matches.recent.length);
       }));
+    } else if (page === "sprt") {
+      loads.push(getJSON(API + "/sprt").then(drawSprt));
     } else if (page === "bot") {
       var path = API + "/bots/" + encodeURIComponent(botName);
       document.getElementById("json").href = path;
