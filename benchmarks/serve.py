@@ -9,7 +9,8 @@ alternately (``--repeat`` rounds of each):
   asyncio connections) holding ``/api/v1/events`` open and reading every ``update``.
 
 Measured: the tournament's throughput (matches/s from its first stored match to its last);
-the server's CPU over the run (utime + stime from ``/proc``, as a share of one core); for
+the server's CPU over the run (utime + stime from ``/proc``, as a share of one core), and
+the viewers' process's (on this machine too, it takes CPU from the tournament); for
 every stored match and every viewer, how long after the match was committed the viewer read
 an update that counts it (commits are seen by this process polling the store's
 ``data_version`` every 5 ms); and the first load of the standings page (its HTML, script,
@@ -200,6 +201,7 @@ def _run(folder: Path, matches_per_pair: int, viewers: int) -> dict[str, Any]:
         assert viewer_process.stdout.readline().strip() == "connected"
     commits = _Commits(database)
     server_cpu = _cpu_seconds(server.pid) if server else 0.0
+    viewers_cpu = _cpu_seconds(viewer_process.pid) if viewer_process else 0.0
     started = time.monotonic()
     subprocess.run(
         [str(AEGIS_REF), "tournament", str(config), "--quiet", "--no-preflight"],
@@ -216,6 +218,9 @@ def _run(folder: Path, matches_per_pair: int, viewers: int) -> dict[str, Any]:
     result["wall s"] = wall
     if server is not None and viewer_process is not None:
         result["server core share"] = (_cpu_seconds(server.pid) - server_cpu) / (wall + 3.0)
+        # The simulated viewers run on this machine too, and take CPU from the tournament.
+        used = _cpu_seconds(viewer_process.pid) - viewers_cpu
+        result["viewers core share"] = used / (wall + 3.0)
         result["first load bytes"] = _first_load(f"http://127.0.0.1:{port}")
         viewer_process.communicate("stop\n", timeout=60)
         seen = json.loads((folder / "seen.json").read_text())
@@ -258,7 +263,9 @@ def main() -> None:
     with_viewers = results[arguments.viewers]
     if with_viewers:
         print(
-            f"server: {median(run['server core share'] for run in with_viewers):.1%} of a core; "
+            f"server: {median(run['server core share'] for run in with_viewers):.1%} of a core "
+            f"(the viewers' process: "
+            f"{median(run['viewers core share'] for run in with_viewers):.1%}); "
             f"updates within 2 s: {min(run['updates within 2 s'] for run in with_viewers):.1%}; "
             f"p95 delay {max(run['delay p95 s'] for run in with_viewers):.2f} s; "
             f"first load {with_viewers[0]['first load bytes']}"
