@@ -127,6 +127,8 @@ def submission_routes(setup: TournamentSetup) -> list[Route]:
                 authors.check_owner(author, manifest.name)
 
             async with receiving:
+                # Again, in turn: uploads that arrived together count one after the other.
+                await asyncio.to_thread(authors.may_submit, author)
                 submission = await asyncio.to_thread(store.receive, received, admit=admit)
                 await asyncio.to_thread(authors.note_submission, author, submission.name)
         except ClientDisconnect:
