@@ -45,6 +45,7 @@ from starlette.routing import Route
 
 from tournaments.config import TournamentSetup
 from tournaments.errors import StoreError
+from tournaments.in_play import IN_PLAY_NAME, read_in_play
 from tournaments.replay_page import (
     RecordReadError,
     read_record_lines,
@@ -118,7 +119,8 @@ class RunView:
         # Touched on the executor's thread alone.
         self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
-        self._sprt: tuple[int, int] | None = None
+        #: What the SPRT status and the matches in play looked like at the last poll.
+        self._files: list[tuple[int, int]] = []
         # Touched on the event loop alone.
         self._documents: dict[str, asyncio.Future[bytes | None]] = {}
         self._replays: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
@@ -132,13 +134,15 @@ class RunView:
     def _poll(self) -> bool:
         """True if the store (or an SPRT run's status) changed since the last poll, or
         could be read for the first time."""
-        try:
-            status = (self.directory / SPRT_STATUS).stat()
-            sprt = (status.st_mtime_ns, status.st_size)
-        except OSError:
-            sprt = None
-        changed = sprt != self._sprt
-        self._sprt = sprt
+        files = []
+        for name in (SPRT_STATUS, IN_PLAY_NAME):
+            try:
+                status = (self.directory / name).stat()
+                files.append((status.st_mtime_ns, status.st_size))
+            except OSError:
+                files.append((0, -1))
+        changed = files != self._files
+        self._files = files
         if self._connection is None:
             try:
                 self._connection = open_store(self.directory, read_only=True)
@@ -197,7 +201,7 @@ class RunView:
                 self.version += 1
                 self._documents.clear()
                 try:
-                    live = await self.document("live", live_document)
+                    live = await self.document("live", self.with_in_play(live_document))
                 except (sqlite3.Error, StoreError) as error:
                     _log.warning("cannot read the store of %s: %s", self.directory, error)
                     live = None
@@ -226,6 +230,15 @@ class RunView:
                 del self._documents[key]
             raise
         return body
+
+    def with_in_play(self, document: _Document) -> _Document:
+        """``document`` with the matches in play (:mod:`tournaments.in_play`)."""
+
+        def built(connection: sqlite3.Connection) -> dict[str, Any] | None:
+            found = document(connection)
+            return None if found is None else {**found, "in_play": read_in_play(self.directory)}
+
+        return built
 
     async def sprt(self) -> bytes | None:
         """The SPRT run's status (``/api/v1/sprt``), None if the folder has none."""
@@ -416,7 +429,8 @@ def create_app(
         return _json(await view.document(f"bot:{name}", lambda c: bot_document(c, name)), request)
 
     async def api_matches(request: Request) -> Response:
-        return _json(await view.document("matches", matches_document), request)
+        body = await view.document("matches", view.with_in_play(matches_document))
+        return _json(body, request)
 
     async def api_match(request: Request) -> Response:
         match_id = request.path_params["match_id"]

@@ -128,7 +128,7 @@ def test_an_open_page_shows_each_result_of_a_running_tournament(tmp_path: Path) 
     ):
         _open(page, base + "/", "document.body.dataset.version !== undefined")
         page.evaluate("window.sameDocument = true")
-        seen = []
+        seen, playing = [], []
         while True:
             count = stored_count(output / "results.sqlite")
             asked = time.monotonic()
@@ -139,12 +139,15 @@ def test_an_open_page_shows_each_result_of_a_running_tournament(tmp_path: Path) 
             waited = time.monotonic() - asked
             assert waited < LIVE_S, f"{count} stored, shown after {waited:.2f} s"
             seen.append(_played_shown(page))
+            playing.append(page.evaluate("document.querySelectorAll('#playing tr').length - 1"))
             if count >= total:
                 break
             time.sleep(0.1)
         assert page.evaluate("window.sameDocument") is True
         assert _played_shown(page) == total
         assert len(set(seen)) >= 3, f"the page saw too few steps: {seen}"
+        # The matches in flight showed while the run went (one playing, one next).
+        assert max(playing) >= 1, playing
         rows = page.evaluate("document.querySelectorAll('#standings tr').length")
         assert rows == 1 + len(names)
         assert page.problems() == []

@@ -83,6 +83,14 @@
   }
 
   var MATCH_HEADINGS = ["match", "seat 0", "seat 1", "score", "winner", "ended by", "games", ""];
+
+  function drawPlaying(table, playing) {
+    fill(table, ["match", "round", "seat 0", "seat 1"], (playing || []).map(function (match) {
+      return [match.match_id, match.round,
+        { node: link(match.seats[0], botHref(match.seats[0])), cls: "name" },
+        { node: link(match.seats[1], botHref(match.seats[1])), cls: "name" }];
+    }));
+  }
   var seenMatches = null;
 
   function drawRecent(table, matches, limit) {
@@ -264,11 +272,13 @@
         return Promise.resolve();
       }
       drawStandings(update.standings);
+      drawPlaying(document.getElementById("playing"), update.in_play);
       drawRecent(document.getElementById("recent"), update.recent, 10);
     } else if (page === "matches") {
       loads.push(getJSON(API + "/matches").then(function (matches) {
         document.getElementById("summary").textContent =
           matches.matches_played + " matches played" + (matches.matches_to_play ? ", " + matches.matches_to_play + " to play" : "");
+        drawPlaying(document.getElementById("playing"), matches.in_play);
         drawRecent(document.getElementById("recent"), matches.recent, matches.recent.length);
       }));
     } else if (page === "sprt") {
