@@ -255,3 +255,24 @@ def test_an_author_submits_from_the_command_line_and_the_bot_plays(tmp_path: Pat
     finally:
         process.terminate()
         process.wait(timeout=60)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/submissions/..%2F..%2Fleague.yaml/x",
+        "/api/v1/submissions/alpha/..%2F..%2F..%2Fleague.yaml",
+        "/api/v1/submissions/alpha/1.0%2F..%2F..%2F.authors.json",
+        "/api/v1/submissions/.authors.json/x",
+        "/api/v1/submissions/%2E%2E/%2E%2E",
+    ],
+)
+def test_path_traversal_in_a_submission_s_path_finds_nothing(
+    league: Path, server: str, tmp_path: Path, path: str
+) -> None:
+    token = _author(league, "ada")
+    assert _post(server, _tar(python_bot(tmp_path / "alpha", "alpha")), token).status_code == 201
+    found = httpx.get(server + path, headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert found.status_code == 404, found.text
+    assert "hash" not in found.text
+    assert "submissions:" not in found.text
