@@ -122,15 +122,19 @@ def test_an_open_page_shows_each_result_of_a_running_tournament(tmp_path: Path) 
     output = tmp_path / "out"
     total = 3 * 4
     with (
-        tournament_running(config, output),
+        tournament_running(config, output) as run,
         served(output) as base,
         devtools_page(tmp_path / "profile") as page,
     ):
         _open(page, base + "/", "document.body.dataset.version !== undefined")
         page.evaluate("window.sameDocument = true")
         seen, playing = [], []
+        deadline = time.monotonic() + 120
         while True:
             count = stored_count(output / "results.sqlite")
+            if run.poll() is not None and count < total:
+                raise AssertionError(f"the run ended with {count} of {total}: {run.communicate()}")
+            assert time.monotonic() < deadline, f"{count} of {total} stored in 120 s"
             asked = time.monotonic()
             page.wait_until(f"(function () {{ var m = /^(\\d+) of/.exec("
                             f"document.getElementById('summary').textContent); "
