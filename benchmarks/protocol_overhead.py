@@ -7,14 +7,19 @@ every measurement alike:
     ``decide`` for a play, the DEALER (another process) unpacks it and answers a small map,
     the ROUTER unpacks that: the floor for one decision;
 (b) the referee playing whole matches between two trivial bots that answer every request
-    with its first legal action (raw msgpack bots, so the bot side costs what (a)'s does);
+    with its first legal action (raw msgpack bots, so the bot side costs what (a)'s does),
+    kept alive from match to match (``keep_alive``), so (b) is the referee's cost per
+    decision and not the bots' starts;
 (s) for the breakdown: the referee's socket layer alone (``BotServer.request``) sending that
     same play request over and over to the two bots of (b), without the game;
-(c) the same as (b) with two uniform random bots written with the Python SDK: games/s.
+(f) the same as (b) with a fresh pair of processes for every match, as a tournament starts
+    bots by default: what the starts add;
+(c) the same as (b) with two uniform random bots written with the Python SDK, kept alive
+    too: games/s.
 
-Reports the median decisions/s of (a), (s) and (b) over the rounds, the ratio (b)/(a) of the
-medians, and games/s of (c). Where the processes run changes every figure, so two options
-fix it, alike for (a), (s) and (b):
+Reports the median decisions/s of (a), (s), (b) and (f) over the rounds, the ratio (b)/(a)
+of the medians, what a fresh pair of processes adds per match, and games/s of (c). Where the
+processes run changes every figure, so two options fix it, alike for (a), (s), (b) and (f):
 
 - ``--cpu N`` pins the benchmark (the referee's end) and every process it starts to CPU N:
   the figures are then the CPU cost alone, without the latency of waking a process on
@@ -175,11 +180,14 @@ def raw_ping_pong(seconds: float, peer_cpu: int | None) -> tuple[float, int]:
     return rate, size
 
 
-def referee_rate(seconds: float, command: list[str]) -> tuple[float, float]:
-    """(b)/(c): decisions per second and games per second of whole matches."""
-    spec_a = BotSpec("a", tuple(command))
-    spec_b = BotSpec("b", tuple(command))
-    decisions = games = 0
+def referee_rate(
+    seconds: float, command: list[str], *, keep_alive: bool = True
+) -> tuple[float, float, float]:
+    """(b)/(c), and (f) without ``keep_alive``: decisions per second, games per second and
+    matches per second of whole matches."""
+    spec_a = BotSpec("a", tuple(command), keep_alive=keep_alive)
+    spec_b = BotSpec("b", tuple(command), keep_alive=keep_alive)
+    decisions = games = matches = 0
     with MatchRunner(time_control=TimeControl(decision_ms=5000)) as runner:
         runner.play([spec_a, spec_b], seed=0)  # start and warm both processes
         started = time.perf_counter()
@@ -189,9 +197,10 @@ def referee_rate(seconds: float, command: list[str]) -> tuple[float, float]:
             assert not report.faults, report.faults
             decisions += sum(len(timings) for timings in report.timings)
             games += len(report.games)
+            matches += 1
             seed += 1
         elapsed = time.perf_counter() - started
-    return decisions / elapsed, games / elapsed
+    return decisions / elapsed, games / elapsed, matches / elapsed
 
 
 def socket_layer_rate(seconds: float, command: list[str]) -> float:
@@ -229,7 +238,7 @@ def _has_sdk_bot() -> bool:
 
 
 def main() -> None:
-    """Run the rounds of (a), (s) and (b), then (c), and print the report."""
+    """Run the rounds of (a), (s), (b) and (f), then (c), and print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="per measurement and round")
     parser.add_argument("--rounds", type=int, default=3)
@@ -246,6 +255,10 @@ def main() -> None:
     layer: list[float] = []
     referee: list[float] = []
     referee_games: list[float] = []
+    referee_matches: list[float] = []
+    fresh: list[float] = []
+    fresh_games: list[float] = []
+    fresh_matches: list[float] = []
     with tempfile.TemporaryDirectory(prefix="aegis-bench-") as scratch:
         bot = Path(scratch) / "first_legal.py"
         bot.write_text(_FIRST_LEGAL_BOT)
@@ -255,9 +268,14 @@ def main() -> None:
             rate, size = raw_ping_pong(arguments.seconds, arguments.bots_cpu)
             raw.append(rate)
             layer.append(socket_layer_rate(arguments.seconds, command))
-            decisions, games = referee_rate(arguments.seconds, command)
+            decisions, games, matches = referee_rate(arguments.seconds, command)
             referee.append(decisions)
             referee_games.append(games)
+            referee_matches.append(matches)
+            decisions, games, matches = referee_rate(arguments.seconds, command, keep_alive=False)
+            fresh.append(decisions)
+            fresh_games.append(games)
+            fresh_matches.append(matches)
     sdk = [sys.executable, "-m", "protocol.examples.random_bot"]
     if arguments.bots_cpu is not None:
         sdk = [
@@ -301,7 +319,16 @@ def main() -> None:
         f"    per decision: raw round trip {raw_us:.0f} us, socket layer "
         f"+{layer_us - raw_us:.0f} us, game and messages +{referee_us - layer_us:.0f} us"
     )
-    print(f"(c) referee with two SDK random bots: {sdk_games:,.0f} games/s")
+    started_ms = 1e3 / statistics.median(fresh_matches) - 1e3 / statistics.median(referee_matches)
+    print(
+        f"(f) as (b), a fresh pair of processes per match: {statistics.median(fresh):,.0f} "
+        f"decisions/s ({statistics.median(fresh_games):,.0f} games/s)  [{rounds(fresh)}]"
+    )
+    print(
+        f"    ratio (f)/(a): {statistics.median(fresh) / statistics.median(raw):.0%}; "
+        f"starting the pair adds {started_ms:.0f} ms a match"
+    )
+    print(f"(c) referee with two SDK random bots, kept alive: {sdk_games:,.0f} games/s")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from referee.cgroups import BotCgroup, detect_cgroups
-from referee.sandbox import SandboxPlan, bot_home, sandbox_command, sandbox_environment
+from referee.sandbox import (
+    ProgramNotShownError,
+    SandboxPlan,
+    bot_home,
+    sandbox_command,
+    sandbox_environment,
+    unshown_program,
+)
 
 __all__ = [
     "BotProcess",
@@ -357,6 +364,11 @@ class BotProcess:
         if self.sandboxed:
             assert sandbox is not None
             home = spec.home or bot_home(spec.command, spec.cwd)
+            problem = unshown_program(
+                spec.command, home=home, read_only=spec.read_only, cwd=spec.cwd
+            )
+            if problem is not None:
+                raise ProgramNotShownError(problem)
             argv = sandbox_command(
                 argv,
                 home=home,

@@ -32,8 +32,10 @@ from referee.cgroups import BotCgroup, detect_cgroups
 from referee.sandbox import (
     SYSTEM_DIRECTORIES,
     SandboxPlan,
+    python_paths,
     sandbox_command,
     sandbox_environment,
+    shown_directories,
 )
 
 __all__ = ["BuildLimits", "BuildResult", "run_build"]
@@ -42,6 +44,9 @@ __all__ = ["BuildLimits", "BuildResult", "run_build"]
 #: descriptor 3 (the build itself writes its output to the log, and never sees descriptor 3).
 _SCRIPT = """
 exec 3>&1 1>&2
+[ -z "$AEGIS_PATH_LEFT_OUT" ] || echo "aegis-ref: PATH=$PATH; left out of it, since the \
+build's sandbox does not show them: $AEGIS_PATH_LEFT_OUT (the league's build.read_only \
+can show a toolchain, build.env can set PATH)"
 cp -PR --preserve=mode,timestamps "$AEGIS_SOURCE"/. . || {
     echo "aegis-ref: cannot copy the submission into its build folder"; exit 125; }
 (exec 3>&-; exec /bin/sh -c "$AEGIS_BUILD") || exit $?
@@ -168,6 +173,12 @@ def run_build(
     environment = sandbox_environment(
         {**(env or {}), "AEGIS_BUILD": command, "AEGIS_SOURCE": str(source)}
     )
+    if "PATH" not in (env or {}):
+        shown = [*SYSTEM_DIRECTORIES, *python_paths(), *read_only, folder]
+        kept, left_out = shown_directories(environment["PATH"], shown)
+        environment["PATH"] = kept or "/usr/bin:/bin"
+        if left_out:
+            environment["AEGIS_PATH_LEFT_OUT"] = left_out
     rlimits = ResourceLimits(
         cpu_seconds=None,
         address_space_mb=None,  # compilers and Node.js reserve far more than they use

@@ -11,6 +11,14 @@ read-only cgroup file system: a group is made with whatever works.
 Each referee process keeps its bots' groups in a folder of its own, ``aegis-ref-<pid>``,
 under its own group in each hierarchy; folders of referees that are gone are removed when
 the next one starts.
+
+An ordinary user gets cgroups where systemd delegates a v2 subtree to it (``systemd-run
+--user --scope -p Delegate=yes``, or a service with ``Delegate=yes``): the referee's own v2
+group is then writable, holds the referee and can enable controllers for groups below it
+only once no process is left in it (cgroup v2's "no internal processes" rule). So the
+referee moves itself into a leaf of its own, ``aegis-ref-referee``, and keeps its bots'
+folders beside that leaf; the processes it starts later (workers, reapers) begin in the
+leaf and find the same subtree above it.
 """
 
 from __future__ import annotations
@@ -32,6 +40,10 @@ __all__ = ["BotCgroup", "CgroupSupport", "detect_cgroups", "release_folders", "r
 _V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpuset", "freezer")
 _V2_CONTROLLERS = ("memory", "pids", "cpuset")
 _PREFIX = "aegis-ref-"
+#: The leaf of a delegated v2 subtree the referee moves itself into (see the module's text).
+REFEREE_LEAF = "aegis-ref-referee"
+#: How an ordinary user gets a delegated v2 subtree with the memory and pids controllers.
+DELEGATION_ADVICE = "systemd-run --user --scope -p Delegate=yes aegis-ref ..."
 #: Set to ``off`` to run without cgroups (tests of the fallback), or ``v1`` to leave v2 out.
 _OVERRIDE_VARIABLE = "AEGIS_CGROUPS"
 
@@ -44,6 +56,11 @@ class CgroupSupport:
     v1: dict[str, Path] = field(default_factory=dict)
     v2: Path | None = None
     v2_controllers: frozenset[str] = frozenset()
+    #: The referee's leaf in a delegated v2 subtree (``v2`` is then that subtree's top).
+    v2_leaf: Path | None = None
+    #: What the v2 probe found beyond the groups: a leaf that could not be made, controllers
+    #: the subtree is not given, the lack of a delegated subtree for an ordinary user.
+    notes: tuple[str, ...] = ()
 
     def has(self, feature: str) -> bool:
         """Whether ``feature`` (memory, pids, cpu, cpuset, freeze, kill) is available.
@@ -58,9 +75,10 @@ class CgroupSupport:
         return v1_name in self.v1
 
     def describe(self) -> str:
-        """One line: which features are on, and from which version."""
+        """One line: which features are on, and from which version; where a delegated v2
+        subtree was found, which one; and what the probe found missing."""
         if self.v2 is None and not self.v1:
-            return "no cgroups (limits by rlimit only)"
+            return "; ".join(("no cgroups (limits by rlimit only)", *self.notes))
         parts = []
         for feature in ("memory", "pids", "cpu", "cpuset", "freeze"):
             if not self.has(feature):
@@ -69,7 +87,10 @@ class CgroupSupport:
                 feature in self.v2_controllers or feature in ("freeze", "cpu")
             )
             parts.append(f"{feature} (v{2 if v2 else 1})")
-        return "cgroups: " + ", ".join(parts) if parts else "no usable cgroups"
+        line = "cgroups: " + ", ".join(parts) if parts else "no usable cgroups"
+        if self.v2_leaf is not None:
+            line += f"; v2 subtree {self.v2} delegated, the referee in its leaf {REFEREE_LEAF}"
+        return "; ".join((line, *self.notes))
 
 
 def _own_groups() -> tuple[dict[str, str], str | None]:
@@ -116,10 +137,15 @@ def detect_cgroups() -> CgroupSupport:
     own_v1, own_v2 = _own_groups()
     v1: dict[str, Path] = {}
     v2: Path | None = None
+    leaf: Path | None = None
+    notes: list[str] = []
+    v2_mounted = False
     for root, point, kind, options in _mounts():
         if kind == "cgroup2":
             if own_v2 is not None and override != "v1" and v2 is None:
-                v2 = _folder(root, point, own_v2)
+                v2_mounted = True
+                v2, leaf, note = _delegated(root, point, own_v2)
+                notes += [note] if note else []
             continue
         for name in _V1_CONTROLLERS:
             if name in options and name in own_v1 and name not in v1:
@@ -131,9 +157,50 @@ def detect_cgroups() -> CgroupSupport:
         with contextlib.suppress(OSError):
             offered = set((v2 / "cgroup.controllers").read_text().split())
             controllers = frozenset(set(_V2_CONTROLLERS) & offered)
-    support = CgroupSupport(v1, v2, controllers)
+        if leaf is not None:
+            absent = [name for name in ("memory", "pids") if name not in controllers]
+            if absent and not all(name in v1 for name in absent):
+                notes.append(
+                    f"the delegated subtree is not given {' or '.join(absent)} (held by v1 "
+                    "here, or not delegated)"
+                )
+    elif v2_mounted and not v1 and os.geteuid() != 0:
+        notes.append(f"no delegated cgroup v2 subtree for this user: {DELEGATION_ADVICE}")
+    support = CgroupSupport(v1, v2, controllers, leaf, tuple(notes))
     _remove_stale(support)
     return support
+
+
+def _delegated(root: str, point: str, own: str) -> tuple[Path | None, Path | None, str | None]:
+    """The v2 group the referee can keep its bots' groups under: (that group, the referee's
+    leaf in it if it is a delegated subtree, a note on what failed).
+
+    The root group takes processes and controllers alike; any other writable group does
+    only once the referee has left it for a leaf of its own (it may be in that leaf
+    already: a worker or reaper started after the move)."""
+    folder = _folder(root, point, own)
+    if folder is None or own == "/" or folder == Path(point):
+        return folder, None, None
+    if folder.name == REFEREE_LEAF and _is_delegated(folder.parent):
+        return folder.parent, folder, None
+    if not _is_delegated(folder):
+        return folder, None, None
+    leaf = folder / REFEREE_LEAF
+    try:
+        leaf.mkdir(exist_ok=True)
+        _write(leaf / "cgroup.procs", str(os.getpid()))
+    except OSError as error:
+        return folder, None, f"cannot move the referee into {leaf}: {error.strerror}"
+    return folder, leaf, None
+
+
+def _is_delegated(folder: Path) -> bool:
+    """Whether this process may make groups in ``folder``, move processes through it and
+    enable its controllers for the groups below (what systemd's delegation grants)."""
+    return all(
+        os.access(path, os.W_OK)
+        for path in (folder, folder / "cgroup.procs", folder / "cgroup.subtree_control")
+    )
 
 
 def _referee_folders(support: CgroupSupport) -> list[Path]:

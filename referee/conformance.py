@@ -234,6 +234,19 @@ class CheckReport:
     items: tuple[ItemResult, ...]
     #: Times the checker had to start the bot afresh after its process was lost.
     restarts: int = 0
+    #: The name the bot gave in its hello, if it said one.
+    said: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The bot's own name (its hello's), else the name the checker gave it (a bundled
+        bot's, or its program's file name)."""
+        return self.said or self.bot
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the bot ran in a sandbox."""
+        return self.settings.sandbox is not None and self.settings.sandbox.enabled
 
     @property
     def passed(self) -> bool:
@@ -246,7 +259,7 @@ class CheckReport:
         text = f"{passed} of {len(self.items)} items passed"
         advised = [item.name for item in self.items if item.status is Status.ADVICE]
         if self.passed:
-            text += f": {self.bot} is ready for a tournament"
+            text += f": {self.name} is ready for a tournament"
             return text + (f"; advice: {', '.join(advised)}" if advised else "")
         if advised:
             text += f"; advice: {', '.join(advised)}"
@@ -260,6 +273,8 @@ class CheckReport:
         """The machine-readable report of ``check-bot --json``."""
         return {
             "bot": self.bot,
+            "said": self.said,
+            "sandboxed": self.sandboxed,
             "command": list(self.command),
             "passed": self.passed,
             "summary": self.summary(),
@@ -311,7 +326,8 @@ def check_bot(
             if on_result is not None:
                 on_result(result)
         restarts = checker.restarts
-    return CheckReport(spec.name, spec.command, settings, tuple(results), restarts)
+    said = checker.said
+    return CheckReport(spec.name, spec.command, settings, tuple(results), restarts, said)
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +363,8 @@ class _Checker:
         self.restarts = 0
         self.matches = 0
         self.shutdown_sent = False
+        #: The name in the bot's first valid hello.
+        self.said: str | None = None
 
     def __enter__(self) -> _Checker:
         return self
@@ -376,7 +394,10 @@ class _Checker:
         self.session = session
         if session.handshake_fault is not None:
             return session.handshake_fault
-        return self.server.handshake(session, timeout_s)
+        fault = self.server.handshake(session, timeout_s)
+        if fault is None and self.said is None and session.hello is not None:
+            self.said = session.hello.name
+        return fault
 
     def connected(self) -> BotSession:
         """The connected session (only called by items that need the bot)."""

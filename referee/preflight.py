@@ -41,6 +41,8 @@ class PreflightResult:
     log_path: str | None = None
     #: The name it gave in its hello (unchecked: the bot's own words), if it said one.
     said: str | None = None
+    #: Whether its process was started at all (a program the sandbox cannot show is not).
+    started: bool = True
 
     @property
     def ok(self) -> bool:
@@ -95,4 +97,5 @@ def _await_hello(
         exit_code = session.process.exit_code()
     log = str(session.log_path) if session.log_path is not None else None
     said = session.hello.name if fault is None and session.hello is not None else None
-    return PreflightResult(session.name, fault, round(elapsed, 1), exit_code, log, said)
+    started = session.process is not None
+    return PreflightResult(session.name, fault, round(elapsed, 1), exit_code, log, said, started)

@@ -334,6 +334,63 @@ _INTERPRETER = re.compile(
 )
 
 
+def shown_directories(search_path: str, shown: Sequence[str]) -> tuple[str, str]:
+    """Split a ``PATH`` value in two: the directories under ``shown`` (what a sandbox shows),
+    in order, and those it does not show, both joined by ``:``."""
+    real = [os.path.realpath(path) for path in shown]
+    kept: list[str] = []
+    left_out: list[str] = []
+    for directory in search_path.split(":"):
+        if not directory:
+            continue
+        # Its own path must be shown (bound, or a system link such as /bin -> usr/bin), and
+        # where it leads too.
+        inside = _is_under(os.path.realpath(directory), real) and _is_under(
+            directory, [*shown, *real]
+        )
+        (kept if inside else left_out).append(directory)
+    return ":".join(kept), ":".join(left_out)
+
+
+class ProgramNotShownError(OSError):
+    """A bot's program (or its script) lies outside every folder its sandbox shows."""
+
+
+def unshown_program(
+    command: Sequence[str], *, home: str | None, read_only: Sequence[str], cwd: str | None
+) -> str | None:
+    """Why the sandbox cannot run ``command``, or None: its program, or an interpreter's
+    script, is a file on this machine outside the folders the sandbox shows (the system
+    directories, the referee's Python, the bot's ``home`` and its ``read_only`` paths).
+    bubblewrap would only say ``execvp ...: No such file or directory``."""
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    shown = [
+        os.path.realpath(path)
+        for path in (*SYSTEM_DIRECTORIES, *python_paths(), *([home] if home else []), *read_only)
+    ]
+    program = command[0] if command else ""
+    candidates = [program] if "/" in program else []
+    if not candidates or _INTERPRETER.fullmatch(os.path.basename(program)):
+        candidates += [argument for argument in command[1:2] if not argument.startswith("-")]
+    for argument in candidates:
+        path = Path(argument) if os.path.isabs(argument) else base / argument
+        try:
+            if not path.is_file():
+                continue
+        except (OSError, ValueError):
+            continue
+        resolved = os.path.realpath(path)
+        if _is_under(resolved, shown):
+            continue
+        folder = os.path.dirname(resolved)
+        where = f"its folder {home}" if home else "no folder of its own"
+        return (
+            f"it is outside its sandbox, which shows {where}: make {folder} its cwd, or add "
+            "it to its read_only"
+        )
+    return None
+
+
 def bot_home(command: Sequence[str], cwd: str | None) -> str | None:
     """The bot's own directory, shown read-only in its sandbox: the folder of its program,
     or, for an interpreter (``python3 bot.py``, ``node bot.js``), of the first argument that

@@ -128,6 +128,8 @@ def _on_cluster(
 
 def _exit_status(result: PreflightResult) -> str:
     code = result.exit_code
+    if not result.started:
+        return "none: it could not be started"
     if code is None:
         return "still running when the preflight gave up on it (then stopped)"
     if code < 0:
@@ -153,7 +155,7 @@ def failure_text(
         spec = specs[result.name]
         lines.append(f"{result.name}: {fault_reason(result.fault, spec.command)}")
         lines.append(f"  exit status: {_exit_status(result)}")
-        if result.exit_code is None:
+        if result.exit_code is None and result.started:
             lines.append(
                 f"  (if it only needs longer than {warmup_ms} ms to start, raise "
                 "time_control.warmup_ms)"

@@ -533,6 +533,7 @@ class SubmissionStore:
             unpack_tar_stream(stream, partial, limits, "the built folder")
 
         submission.build_log.unlink(missing_ok=True)
+        started = time.monotonic()
         try:
             result = run_build(
                 command,
@@ -551,8 +552,14 @@ class SubmissionStore:
                 log_path=submission.build_log,
             )
         except UploadError as error:
+            # The build ran; what it made was refused: its last lines still tell why.
             shutil.rmtree(partial, ignore_errors=True)
-            return self._reject(submission, f"its build: {error}")
+            return self._reject(
+                submission,
+                f"its build: {error}",
+                build_tail=_last_lines(submission.build_log, _TAIL_LINES),
+                build_seconds=round(time.monotonic() - started, 3),
+            )
         tail = tuple(result.log_tail[-_TAIL_LINES:])
         problem = result.problem(build)
         if problem is not None or not partial.is_dir():
@@ -658,3 +665,15 @@ def enter_submissions(setup: TournamentSetup) -> TournamentSetup:
         sandbox=SandboxMode.REQUIRED,
     )
     return entered if setup.seed is None else entered.with_seed(setup.seed)
+
+
+def _last_lines(path: Path, count: int) -> tuple[str, ...]:
+    """The last ``count`` lines of the text file ``path`` that are not blank (read from its
+    last 64 KiB); none if it cannot be read."""
+    try:
+        with path.open("rb") as stream:
+            stream.seek(max(0, path.stat().st_size - 65536))
+            text = stream.read().decode("utf-8", "replace")
+    except OSError:
+        return ()
+    return tuple(line for line in text.splitlines() if line.strip())[-count:]

@@ -578,27 +578,42 @@ def tournament_sandbox(setup: TournamentSetup) -> SandboxPlan:
 
 
 def shared_folders(bots: Sequence[BotSpec]) -> list[str]:
-    """Pairs of started bots where one's own folder holds the other's files: a sandbox shows
-    a bot its folder, so the first can read the second (its code, its data). Bots of the
-    same command in the same folder (one program, several names) are not a problem."""
+    """One problem per folder that a started bot's sandbox shows and that holds the files of
+    other bots: a sandbox shows a bot its folder, so each bot shown it can read them (their
+    code, their data). Bots of the same command in the same folder (one program, several
+    names) are not a problem."""
+    homes: dict[str, list[BotSpec]] = {}
+    for spec in bots:
+        if spec.home is not None:
+            homes.setdefault(spec.home, []).append(spec)
     problems = []
-    for first in bots:
-        for second in bots:
-            if first is second or first.home is None or second.home is None:
-                continue
-            if first.home == second.home and (
-                first.command == second.command or first.name > second.name
-            ):
-                continue  # the same program; or the pair reported once already
-            inside = second.home == first.home or second.home.startswith(
-                first.home.rstrip("/") + "/"
+    for home, shown in homes.items():
+        inside = [
+            other
+            for other in bots
+            if other.home is not None and other.home.startswith(home.rstrip("/") + "/")
+        ]
+        sharing = len({spec.command for spec in shown}) > 1
+        if not sharing and not inside:
+            continue
+        readers = ", ".join(spec.name for spec in shown)
+        names = ", ".join(spec.name for spec in inside)
+        folders = ", ".join(sorted({str(spec.home) for spec in inside}))
+        if sharing:
+            problem = (
+                f"bots {readers} share the folder {home}: the sandbox of each shows it, and "
+                "in it the files of the others"
             )
             if inside:
-                problems.append(
-                    f"bot {first.name} can read the files of bot {second.name}: its sandbox "
-                    f"shows {first.home}, which holds {second.home}; give each bot a folder "
-                    "of its own"
-                )
+                problem += f" and of bot(s) {names} ({folders})"
+        else:
+            problem = (
+                f"bot{'s' if len(shown) > 1 else ''} {readers} can read the files of "
+                f"bot{'s' if len(inside) > 1 else ''} {names}: "
+                f"{'their sandboxes show' if len(shown) > 1 else 'its sandbox shows'} {home}, "
+                f"which holds {folders}"
+            )
+        problems.append(problem + "; give each bot a folder of its own")
     return problems
 
 

@@ -14,6 +14,7 @@ the archive's. Nothing is written outside the destination folder, whatever the i
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import posixpath
 import shutil
@@ -67,6 +68,15 @@ def _size(count: int) -> str:
     return f"{count / _MIB:.1f} MiB" if count >= _MIB else f"{count / 1024:.1f} KiB"
 
 
+class _TooLargeError(UploadError):
+    """More bytes of files than the limit: raised by :meth:`_Intake.add_bytes` and turned
+    into the refusal that names the measured size (:meth:`_Intake.too_large`)."""
+
+
+#: How many of the largest files a refusal for size names.
+_LARGEST_NAMED = 5
+
+
 def is_archive(path: Path) -> bool:
     """True for a file named like an archive this module unpacks."""
     return path.name.lower().endswith(_ARCHIVE_SUFFIXES)
@@ -86,6 +96,8 @@ class _Intake:
         self.links: list[str] = []
         #: Regular files taken, by path: what a tar hard link may name.
         self.regular: set[str] = set()
+        #: The bytes of each file counted, by path: the largest are named in a refusal.
+        self.sizes: dict[str, int] = {}
 
     def refuse(self, name: str, why: str) -> UploadError:
         return UploadError(f"{self.what}: {name!r}: {why}")
@@ -158,7 +170,9 @@ class _Intake:
         self.count(name)
         path.mkdir(exist_ok=True)
 
-    def file(self, raw: str, source: BinaryIO, executable: bool) -> None:
+    def file(self, raw: str, source: BinaryIO, executable: bool, *, counted: bool = True) -> None:
+        """A regular file; not ``counted`` toward the size: a hard link to a file counted
+        already (a folder holds its bytes once, however many names it has)."""
         name = self.check_name(raw)
         if name is None:
             raise self.refuse(raw, "a file where the submission's folder is")
@@ -166,18 +180,35 @@ class _Intake:
         self.count(name)
         with path.open("xb") as stream:
             while chunk := source.read(_CHUNK):
-                self.add_bytes(len(chunk))
+                if counted:
+                    self.add_bytes(len(chunk), name)
                 stream.write(chunk)
         path.chmod(0o755 if executable else 0o644)
         self.regular.add(name)
 
-    def add_bytes(self, count: int) -> None:
+    def add_bytes(self, count: int, name: str) -> None:
         self.bytes += count
+        self.sizes[name] = self.sizes.get(name, 0) + count
         if self.bytes > self.limits.max_bytes:
-            raise UploadError(
-                f"{self.what}: more than {_size(self.limits.max_bytes)} of files, the "
-                "league's limit"
-            )
+            raise _TooLargeError(f"{self.what}: more than {_size(self.limits.max_bytes)} of files")
+
+    def too_large(self, rest: Iterator[tuple[str, int]]) -> UploadError:
+        """The refusal for size, once the limit is passed: the files not yet counted,
+        ``rest`` (path and size, each file's bytes once), are measured too, and the refusal
+        says the folder's whole size and its largest files."""
+        sizes = dict(self.sizes)
+        for raw, size in rest:
+            name = raw
+            while name.startswith("./"):
+                name = name[2:]
+            sizes[name] = max(size, sizes.get(name, 0))
+        largest = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))[:_LARGEST_NAMED]
+        named = ", ".join(f"{name} ({_size(size)})" for name, size in largest)
+        return UploadError(
+            f"{self.what}: {_size(sum(sizes.values()))} of files (each counted once, however "
+            f"many hard links name it), more than the league's limit of "
+            f"{_size(self.limits.max_bytes)}; the largest: {named}"
+        )
 
     def link(self, raw: str, target: str) -> None:
         name = self.check_name(raw)
@@ -205,7 +236,7 @@ class _Intake:
             raise self.refuse(raw, f"a hard link to {target!r}, which is no file of the archive")
         source = self.root / wanted
         with source.open("rb") as stream:
-            self.file(raw, stream, os.access(source, os.X_OK))
+            self.file(raw, stream, os.access(source, os.X_OK), counted=False)
 
     def finish(self) -> Unpacked:
         """Check that every link, followed to its end, stays inside."""
@@ -246,19 +277,44 @@ def copy_folder(source: Path, destination: Path, limits: UploadLimits) -> Unpack
     entry; links are copied as links, never followed. Raises :class:`UploadError` (and
     leaves no ``destination``) for anything refused."""
     intake = _Intake(destination, limits, str(source))
+    counted: set[tuple[int, int]] = set()  # (device, inode) of the files counted: once each
     with _all_or_nothing(destination, str(source), unreadable="cannot read it"):
-        for relative, entry in _walk(source):
-            mode = entry.stat(follow_symlinks=False).st_mode
+        entries = _walk(source)
+        for relative, entry in entries:
+            status = entry.stat(follow_symlinks=False)
+            mode = status.st_mode
             if stat.S_ISLNK(mode):
                 intake.link(relative, os.readlink(entry.path))
             elif stat.S_ISDIR(mode):
                 intake.folder(relative)
             elif stat.S_ISREG(mode):
-                with open(entry.path, "rb") as stream:
-                    intake.file(relative, stream, bool(mode & 0o111))
+                inode = (status.st_dev, status.st_ino)
+                try:
+                    with open(entry.path, "rb") as stream:
+                        intake.file(
+                            relative, stream, bool(mode & 0o111), counted=inode not in counted
+                        )
+                except _TooLargeError:
+                    rest = _unique_files(entries, counted | {inode})
+                    raise intake.too_large(
+                        itertools.chain([(relative, status.st_size)], rest)
+                    ) from None
+                counted.add(inode)
             else:
                 raise intake.refuse(relative, f"{_kind(mode)}: only files, folders and links")
         return intake.finish()
+
+
+def _unique_files(
+    entries: Iterator[tuple[str, os.DirEntry[str]]], counted: set[tuple[int, int]]
+) -> Iterator[tuple[str, int]]:
+    """Path and size of each regular file among ``entries`` whose inode is not ``counted``."""
+    for relative, entry in entries:
+        status = entry.stat(follow_symlinks=False)
+        inode = (status.st_dev, status.st_ino)
+        if stat.S_ISREG(status.st_mode) and inode not in counted:
+            counted.add(inode)
+            yield relative, status.st_size
 
 
 def _walk(folder: Path, prefix: str = "") -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -320,7 +376,8 @@ def _unpack_tar(
 ) -> Unpacked:
     intake = _Intake(destination, limits, what)
     with _all_or_nothing(destination, what, (tarfile.TarError, EOFError, zlib.error)):
-        for member in archive:
+        members = iter(archive)
+        for member in members:
             if member.isdir():
                 intake.folder(member.name)
             elif member.issym():
@@ -328,11 +385,19 @@ def _unpack_tar(
             elif member.islnk():
                 intake.hard_link(member.name, member.linkname)
             elif member.isreg():
-                if member.size > limits.max_bytes:
-                    intake.add_bytes(member.size)  # refuse before reading it
-                data = archive.extractfile(member)
-                assert data is not None  # a regular member always has its content
-                intake.file(member.name, data, bool(member.mode & 0o111))  # type: ignore[arg-type]
+                try:
+                    if member.size > limits.max_bytes:  # refuse before reading it
+                        intake.add_bytes(member.size, intake.normal(member.name) or member.name)
+                    data = archive.extractfile(member)
+                    assert data is not None  # a regular member always has its content
+                    intake.file(member.name, data, bool(member.mode & 0o111))  # type: ignore[arg-type]
+                except _TooLargeError:
+                    # The rest is read for its sizes alone (a build's stream is bounded by
+                    # its folder's tmpfs, an archive by its own size): what the refusal says.
+                    rest = ((m.name, m.size) for m in members if m.isreg())
+                    raise intake.too_large(
+                        itertools.chain([(member.name, member.size)], rest)
+                    ) from None
             else:
                 kind = "a FIFO" if member.isfifo() else "a device" if member.isdev() else "special"
                 raise intake.refuse(member.name, f"{kind}: only files, folders and links")
@@ -358,8 +423,13 @@ def _unpack_zip(path: Path, destination: Path, limits: UploadLimits) -> Unpacked
             elif mode and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 raise intake.refuse(info.filename, f"{_kind(mode)}: only files and folders")
             else:
-                if info.file_size > limits.max_bytes:
-                    intake.add_bytes(info.file_size)
-                with archive.open(info) as stream:
-                    intake.file(info.filename, stream, bool(mode & 0o111))  # type: ignore[arg-type]
+                try:
+                    if info.file_size > limits.max_bytes:
+                        intake.add_bytes(info.file_size, info.filename)
+                    with archive.open(info) as stream:
+                        intake.file(info.filename, stream, bool(mode & 0o111))  # type: ignore[arg-type]
+                except _TooLargeError:
+                    rest = archive.infolist()[archive.infolist().index(info) :]
+                    files = ((item.filename, item.file_size) for item in rest if not item.is_dir())
+                    raise intake.too_large(files) from None
         return intake.finish()

@@ -14,6 +14,7 @@ from protocol.codec import (
     parse_referee_message,
 )
 from protocol.vectors_gen import VECTOR_DIRECTORY, build_vectors, vector_files
+from protocol.version import PROTOCOL_VERSION
 
 from .helpers import VECTORS, vector_bytes
 from .strategies import BOT_TYPES, EVENT_KINDS, MESSAGE_TYPES
@@ -100,3 +101,4 @@ def test_readme_describes_every_vector() -> None:
     for name in VECTORS:
         assert f"| `{name}` |" in readme, name
     assert "python -m protocol.vectors_gen" in readme
+    assert f"of protocol version {PROTOCOL_VERSION} (" in readme

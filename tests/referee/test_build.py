@@ -52,7 +52,9 @@ def test_the_built_folder_comes_out_as_a_tar_stream(tmp_path: Path) -> None:
         command, source=source, target=target, receive=receive, sandbox=plan_sandbox("required")
     )
     assert result.succeeded, result
-    assert result.log_tail == (str(target), "/tmp")  # at the bot's own path; HOME is private
+    # At the bot's own path; HOME is private (after the line on PATH, if the referee's PATH
+    # lists directories the sandbox does not show).
+    assert result.log_tail[-2:] == (str(target), "/tmp")
     assert members["./hello"][1]
     assert not members["./hello.c"][1]
     assert members["./out"] == (True, 0o111)
@@ -119,3 +121,37 @@ def test_a_build_that_fills_its_folder_fails_there(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "No space left on device" in result.log_tail[-1]
     assert result.problem(limits) == f"the build exited with code 1 after {result.seconds:.1f} s"
+
+
+def test_the_build_s_path_holds_only_directories_its_sandbox_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The organiser's PATH may list toolchains the sandbox does not show (~/.cargo/bin):
+    they are left out, and the build's log says so; shown with read_only, they stay."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "mytool").write_text("#!/bin/sh\necho tool ran\n")
+    (tools / "mytool").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    source, target = submission(tmp_path)
+    command = 'echo "PATH is $PATH"; mytool 2>/dev/null || echo "no mytool"'
+    plan = plan_sandbox("required")
+    result = run_build(command, source=source, target=target, receive=drain, sandbox=plan)
+    assert result.succeeded, result
+    assert result.log_tail == (
+        f"aegis-ref: PATH=/usr/bin:/bin; left out of it, since the build's sandbox does not "
+        f"show them: {tools} (the league's build.read_only can show a toolchain, build.env "
+        "can set PATH)",
+        "PATH is /usr/bin:/bin",
+        "no mytool",
+    )
+    shown = run_build(
+        command, source=source, target=target, receive=drain, sandbox=plan, read_only=[str(tools)]
+    )
+    assert shown.log_tail == (f"PATH is {tools}:/usr/bin:/bin", "tool ran")
+
+
+def drain(stream: BinaryIO) -> None:
+    """Read the built folder's stream to its end."""
+    while stream.read(1 << 16):
+        pass

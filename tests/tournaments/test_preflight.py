@@ -15,11 +15,12 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
 import yaml
 
 from referee.bots import BotSpec
 from referee.listeners import generate_keys
-from referee.sandbox import SandboxPlan
+from referee.sandbox import SandboxPlan, bubblewrap_problem
 from tests.tournaments.helpers import (
     rawbot_entry,
     run_cli,
@@ -31,6 +32,10 @@ from tournaments.cli.tournament import EXIT_BOT, EXIT_USAGE
 from tournaments.preflight import preflight
 
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
+needs_bubblewrap = pytest.mark.skipif(
+    bubblewrap_problem() is not None and not os.environ.get("CI"),
+    reason=f"bubblewrap cannot sandbox here: {bubblewrap_problem()}",
+)
 
 
 def broken_config(tmp_path: Path) -> tuple[Path, str, Path]:
@@ -197,4 +202,33 @@ def test_remote_bots_are_named_and_skipped(tmp_path: Path) -> None:
     assert notes[1] == "Preflight: starting 1 bot(s) as their matches will, up to hello"
     assert notes[2].startswith("Preflight: 1 bot(s) started and said hello in ")
     assert (tmp_path / "logs" / "preflight" / "alpha.log").exists()
+    assert wait_no_processes(marker, timeout=2) == []
+
+
+@needs_bubblewrap
+def test_a_program_outside_the_folder_its_sandbox_shows_is_named_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    """A config gives the bot a ``cwd`` while its program lives elsewhere: the sandbox shows
+    the cwd, not the program, and bubblewrap would say only ``execvp ...: No such file``."""
+    config, marker = write_config(tmp_path, ["alpha"], matches_per_pair=2, sandbox="required")
+    elsewhere = tmp_path / "programs" / "outside"
+    elsewhere.mkdir(parents=True)
+    program = elsewhere / "run"
+    program.write_text(f'#!/bin/sh\nexec {sys.executable} {RANDOM_BOT} "$@"\n')
+    program.chmod(0o755)
+    folder = tmp_path / "bots" / "outside"
+    folder.mkdir(parents=True)
+    data = yaml.safe_load(config.read_text())
+    data["bots"].append({"name": "outside", "command": [str(program)], "cwd": str(folder)})
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path)
+    assert result.returncode == EXIT_BOT, result.stderr
+    error = " ".join(result.stderr.split())
+    assert "execvp" not in error
+    assert (
+        f"outside: crash before the first game: could not start '{program}': it is outside its "
+        f"sandbox, which shows its folder {folder}: make {elsewhere} its cwd, or add it to its "
+        "read_only exit status: none: it could not be started command:"
+    ) in error
     assert wait_no_processes(marker, timeout=2) == []

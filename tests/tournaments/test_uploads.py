@@ -8,6 +8,7 @@ import io
 import os
 import re
 import stat
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -85,7 +86,8 @@ def test_limits_count_bytes_and_files(tmp_path: Path) -> None:
     source = tmp_path / "bot"
     source.mkdir()
     (source / "big").write_bytes(b"x" * 2048)
-    with pytest.raises(UploadError, match=r"more than 1.0 KiB of files, the league's limit"):
+    refusal = r": 2\.0 KiB of files .*, more than the league's limit of 1\.0 KiB; the largest: big"
+    with pytest.raises(UploadError, match=refusal):
         copy_folder(source, tmp_path / "a", UploadLimits(max_bytes=1024, max_files=10))
     for number in range(3):
         (source / f"f{number}").write_text("")
@@ -165,7 +167,7 @@ def test_an_archive_that_lies_about_its_size_stops_at_the_limit(tmp_path: Path) 
         info.size = 3 << 20
         archive.addfile(info, io.BytesIO(b"\0" * (3 << 20)))
     buffer.seek(0)
-    with pytest.raises(UploadError, match=r"more than 1\.0 MiB of files"):
+    with pytest.raises(UploadError, match=r"3\.0 MiB of files .* the largest: big \(3\.0 MiB\)"):
         unpack_tar_stream(buffer, tmp_path / "files", LIMITS, "the stream")
     assert not (tmp_path / "files").exists()
 
@@ -225,3 +227,50 @@ def test_a_hostile_zip_entry_is_refused(
     with pytest.raises(UploadError, match=re.escape(why)):
         unpack_archive(archive, tmp_path / "out" / "files", LIMITS)
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["bot.zip", "out"]
+
+
+def test_hard_links_count_once_in_a_folder(tmp_path: Path) -> None:
+    """A folder holds a hard-linked file's bytes once (cargo's target/ links every crate it
+    builds): 600 KiB under three names fits a limit of 1 MiB."""
+    source = tmp_path / "bot"
+    source.mkdir()
+    (source / "lib.rlib").write_bytes(b"x" * (600 << 10))
+    os.link(source / "lib.rlib", source / "deps.rlib")
+    os.link(source / "lib.rlib", source / "again.rlib")
+    unpacked = copy_folder(source, tmp_path / "copy", LIMITS)
+    assert (unpacked.files, unpacked.bytes) == (3, 600 << 10)
+    assert (tmp_path / "copy" / "again.rlib").read_bytes() == b"x" * (600 << 10)
+
+
+def test_hard_links_count_once_in_a_build_s_tar_stream(tmp_path: Path) -> None:
+    """What run_build streams: GNU tar of a folder with hard links (members of type LNKTYPE)."""
+    folder = tmp_path / "built"
+    folder.mkdir()
+    (folder / "lib.rlib").write_bytes(os.urandom(600 << 10))
+    os.link(folder / "lib.rlib", folder / "deps.rlib")
+    packed = subprocess.run(
+        ["tar", "--create", "--file=-", "--format=pax", "--sort=name", "."],
+        cwd=folder,
+        capture_output=True,
+        check=True,
+    ).stdout
+    unpacked = unpack_tar_stream(io.BytesIO(packed), tmp_path / "files", LIMITS, "the stream")
+    assert (unpacked.files, unpacked.bytes) == (2, 600 << 10)
+    assert (tmp_path / "files" / "lib.rlib").read_bytes() == (folder / "lib.rlib").read_bytes()
+
+
+def test_a_refusal_for_size_says_the_measured_size_and_the_largest_files(tmp_path: Path) -> None:
+    source = tmp_path / "bot"
+    (source / "target" / "release").mkdir(parents=True)
+    (source / "target" / "release" / "bot").write_bytes(b"x" * (700 << 10))
+    (source / "target" / "release" / "deps.rlib").write_bytes(b"x" * (500 << 10))
+    os.link(source / "target" / "release" / "deps.rlib", source / "target" / "linked.rlib")
+    (source / "src.rs").write_bytes(b"x" * (10 << 10))
+    with pytest.raises(UploadError) as refused:
+        copy_folder(source, tmp_path / "copy", LIMITS)
+    assert str(refused.value) == (
+        f"{source}: 1.2 MiB of files (each counted once, however many hard links name it), "
+        "more than the league's limit of 1.0 MiB; the largest: target/release/bot (700.0 KiB), "
+        "target/linked.rlib (500.0 KiB), src.rs (10.0 KiB)"
+    )
+    assert not (tmp_path / "copy").exists()

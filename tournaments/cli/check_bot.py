@@ -137,7 +137,8 @@ def check_bot_command(
                 f"(referee public key {listener.public_key})"
             )
         else:
-            typer.echo(f"Checking {spec.name}: {shlex.join(spec.command)}")
+            how = "sandboxed" if plan.enabled else f"unsandboxed: {plan.summary}"
+            typer.echo(f"Checking {shlex.join(spec.command)} ({how})")
         report = check_bot(spec, settings, listener=listener, on_result=print_item)
         _print_summary(report)
     if not report.passed:
@@ -183,4 +184,6 @@ def _print_summary(report: CheckReport) -> None:
     summary = report.summary()
     if report.restarts:
         summary += f" (the bot's process was restarted {report.restarts} time(s))"
+    if report.command:  # a remote bot runs where its owner runs it
+        summary += "; it ran sandboxed" if report.sandboxed else "; it ran unsandboxed"
     typer.secho(summary, fg=typer.colors.GREEN if report.passed else typer.colors.RED)

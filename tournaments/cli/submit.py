@@ -6,8 +6,11 @@ reasons; 2 the league cannot be used (no config, no sandbox) or the arguments ar
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +21,7 @@ from rich.table import Table
 
 from referee.conformance import ItemResult
 from tournaments.cli.check_bot import print_item
+from tournaments.config import TournamentSetup
 from tournaments.errors import SubmissionRejectedError, TournamentError
 from tournaments.league import describe_verdict
 from tournaments.submissions import State, Submission, SubmissionStore, load_league
@@ -111,6 +115,14 @@ def submit(
         Path | None,
         typer.Option("--token-file", help="The file holding your token (with --server)."),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Try it here as the league would (its checks, its build, check-bot's "
+            "checklist, with the league's settings) and store nothing in the league.",
+        ),
+    ] = False,
 ) -> None:
     """Submit a bot to a league: store it, build it in a sandbox (no network), take it
     through check-bot's checklist, and accept or reject it with the reasons.
@@ -118,11 +130,14 @@ def submit(
     A submission never changes: a new version (in aegis-bot.toml) is a new submission of
     the same name, and the latest accepted version of each name plays. While the league
     runs (aegis-ref league), it builds and checks the submission between matches, and this
-    command waits for its verdict.
+    command waits for its verdict. With --dry-run, the same happens in a scratch store
+    (removed after) and the league keeps nothing: a way to try a build before submitting.
     """
     if (league is None) == (server is None):
         raise _fail("give --league LEAGUE (on this machine) or --server URL (over the network)")
     if server is not None:
+        if dry_run:
+            raise _fail("--dry-run tries a bot on this machine: give it --league, not --server")
         submit_over_network(path, server, token_file, wait=not no_wait)
         return
     assert league is not None
@@ -130,6 +145,11 @@ def submit(
         setup = load_league(league)
     except TournamentError as error:
         raise _fail(str(error)) from None
+    if dry_run:
+        if no_wait:
+            raise _fail("--dry-run and --no-wait: a dry run builds and checks at once")
+        _dry_run(path, setup, league)
+        return
     store = SubmissionStore(setup)
     try:
         submission = store.receive(path)
@@ -210,6 +230,50 @@ def submit_over_network(path: Path, server: str, token_file: Path | None, *, wai
         typer.echo(f"    | {line}")
     typer.echo("Fix it, raise its version in aegis-bot.toml and submit it again.")
     raise typer.Exit(EXIT_REJECTED)
+
+
+def _dry_run(path: Path, setup: TournamentSetup, league: Path) -> None:
+    """Receive, build and check ``path`` in a scratch copy of the league's store: removed
+    after, unless the bot was rejected after its build (its build.log is there then)."""
+    assert setup.submissions is not None
+    real = SubmissionStore(setup)
+    scratch = Path(tempfile.mkdtemp(prefix="aegis-ref-dry-run-"))
+    keep = False
+    try:
+        settings = dataclasses.replace(setup.submissions, folder=scratch / "submissions")
+        store = SubmissionStore(dataclasses.replace(setup, submissions=settings))
+        try:
+            submission = store.receive(path)
+        except SubmissionRejectedError as error:
+            lines = [f"Rejected {path}:", *(f"  - {reason}" for reason in error.reasons)]
+            lines.append(f"(a dry run: nothing was stored in {league})")
+            raise _fail("\n".join(lines), EXIT_REJECTED) from None
+        typer.echo(
+            f"Dry run of {submission.name} {submission.version} ({submission.files} files, "
+            f"{_size(submission.bytes)}) with the settings of {league}; nothing is stored there"
+        )
+        if any(
+            (known.name, known.version) == (submission.name, submission.version)
+            for known in real.submissions()
+        ):
+            typer.echo(
+                f"Note: {submission.name} {submission.version} is in the league already: "
+                "submitting it needs a new version"
+            )
+        final = store.process(submission, say=typer.echo, on_item=_print_item)
+        assert final is not None  # a scratch store: no other process is at it
+        typer.echo(describe_verdict(final))
+        if final.state is State.REJECTED:
+            keep = final.build_log.exists()
+            if keep:
+                typer.echo(f"(a dry run: its scratch store stays in {scratch} until you remove it)")
+            raise typer.Exit(EXIT_REJECTED)
+        typer.echo(f"A dry run: submit it with aegis-ref submit {path} --league {league}")
+    except TournamentError as error:
+        raise _fail(str(error)) from None
+    finally:
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 class ListFormat(enum.StrEnum):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from referee.conformance import CHECKLIST, REMOTE_CHECKLIST
 from referee.listeners import generate_keys
+from referee.sandbox import bubblewrap_problem
 from tests.referee.test_remote import RANDOM_BOT, remote_bot
 from tests.tournaments.helpers import free_port
 from tournaments.cli import app
@@ -30,6 +32,8 @@ def test_command_json_report_for_a_bundled_bot() -> None:
     data = json.loads(result.stdout)
     assert data["passed"] is True
     assert data["bot"] == "first"
+    assert data["said"] == "first"
+    assert data["sandboxed"] is (data["settings"]["sandbox"]["enabled"])
     assert data["settings"]["matches"] == 1
     assert [item["name"] for item in data["items"]] == NAMES
     assert {item["status"] for item in data["items"]} == {"pass"}
@@ -41,19 +45,34 @@ def test_command_prints_each_item_and_fails_with_exit_code_1() -> None:
     result = runner.invoke(app, ["check-bot", *arguments, *command])
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("Checking rawbot: ")
+    how = "sandboxed" if bubblewrap_problem() is None else "unsandboxed: bots ran unsandboxed"
+    assert lines[0].startswith(f"Checking {shlex.join(command)} ({how}")
     assert [line.split(" ", 2)[1].rstrip(":") for line in lines[1:-1]] == NAMES
     assert "FAIL shutdown: still running 1.0 s after shutdown" in result.stdout
-    assert lines[-1] == "15 of 16 items passed; failed: shutdown"
+    assert lines[-1] == f"15 of 16 items passed; failed: shutdown; it ran {how.split(':')[0]}"
 
 
 def test_command_accepts_one_quoted_command_line() -> None:
+    """The bot is called by the name it says in its hello, not its script's file name."""
     quoted = f"{sys.executable} {RAWBOT} --name quoted"
     result = runner.invoke(app, ["check-bot", "--matches", "1", quoted])
     assert result.exit_code == 0, result.output
-    assert (
-        result.stdout.splitlines()[-1] == "16 of 16 items passed: rawbot is ready for a tournament"
+    how = "sandboxed" if bubblewrap_problem() is None else "unsandboxed"
+    assert result.stdout.splitlines()[-1] == (
+        f"16 of 16 items passed: quoted is ready for a tournament; it ran {how}"
     )
+
+
+def test_the_text_report_says_an_unsandboxed_run() -> None:
+    arguments = ["check-bot", "--sandbox", "off", "--matches", "1", "--", sys.executable]
+    result = runner.invoke(app, [*arguments, str(RAWBOT), "--name", "plain"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        f"Checking {shlex.join([sys.executable, str(RAWBOT)])} --name plain (unsandboxed: bots "
+        "ran unsandboxed as user "
+    )
+    assert lines[-1] == "16 of 16 items passed: plain is ready for a tournament; it ran unsandboxed"
 
 
 @pytest.mark.parametrize(

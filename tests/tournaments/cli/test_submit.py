@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -139,13 +140,30 @@ def test_a_failing_build_is_rejected_with_its_last_lines(league: Path, tmp_path:
     assert "Fix it, raise its version in aegis-bot.toml and submit it again." in output
     stored = status(league, "fails", "1.0")
     assert stored["state"] == "rejected"
-    assert stored["build_tail"] == ["compiling", "oops"]
+    assert stored["build_tail"][-2:] == ["compiling", "oops"]
     assert not (league / "submissions" / "fails" / "1.0" / "bot").exists()
     # A submission never changes: the same version again is refused.
     code, output = submit(bot, league)
     assert code == 1
     assert "fails 1.0 was submitted already on " in output
     assert "rejected: submissions never change, so a new one needs a new version" in output
+
+
+def test_a_built_folder_refused_keeps_the_build_s_last_lines_and_time(
+    league: Path, tmp_path: Path
+) -> None:
+    """The build succeeds but what it made is refused (here, a link out of the folder):
+    status.json still holds the build's last lines and how long it took."""
+    build = "echo building >&2; ln -s /etc/passwd leak; echo linked"
+    bot = python_bot(tmp_path / "leaky", "leaky", build=build)
+    code, output = submit(bot, league)
+    assert code == 1, output
+    assert "its build: the built folder: 'leak': a link out of the submission" in output
+    stored = status(league, "leaky", "1.0")
+    assert stored["state"] == "rejected"
+    assert stored["build_tail"][-2:] == ["building", "linked"]
+    assert isinstance(stored["build_seconds"], float)
+    assert 0 < stored["build_seconds"] < 300
 
 
 NO_NETWORK = '"$AEGIS_PYTHON" -c "import socket; socket.create_connection((\'1.1.1.1\', 80), 2)"'
@@ -271,7 +289,7 @@ def test_limits_over_the_league_s_are_rejected(tmp_path: Path) -> None:
     (big / "data.bin").write_bytes(os.urandom(2 << 20))
     code, output = submit(big, small)
     assert code == 1
-    assert "more than 1.0 MiB of files, the league's limit" in output
+    assert "more than the league's limit of 1.0 MiB; the largest: data.bin (2.0 MiB)" in output
     taken = python_bot(tmp_path / "house", "house")
     code, output = submit(taken, small)
     assert "name: 'house' is the name of one of the league's own bots" in output
@@ -293,3 +311,36 @@ def test_queued_without_waiting_then_listed(league: Path, tmp_path: Path) -> Non
     found = {row["player"]: row for row in json.loads(listing.output)}
     assert found["later@1.0"]["state"] == "received"
     assert found["fails@1.0"]["reasons"][0].startswith("the build exited with code 3")
+
+
+def test_a_dry_run_builds_and_checks_here_and_stores_nothing(league: Path, tmp_path: Path) -> None:
+    bot = python_bot(tmp_path / "trial", "trial")
+    code, output = submit(bot, league, "--dry-run")
+    assert code == 0, output
+    assert "Dry run of trial 1.0 (3 files, " in output
+    assert f"with the settings of {league}; nothing is stored there" in output
+    assert "Built in" in output
+    assert "PASS several_matches" in output
+    assert "Accepted trial 1.0 (Python, by Tess Tester)" in output
+    assert f"A dry run: submit it with aegis-ref submit {bot} --league {league}" in output
+    assert not (league / "submissions" / "trial").exists()
+    assert not list(Path(tempfile.gettempdir()).glob("aegis-ref-dry-run-*/submissions/trial"))
+
+
+def test_a_dry_run_of_a_failing_build_says_why_and_keeps_its_log(
+    league: Path, tmp_path: Path
+) -> None:
+    bot = python_bot(tmp_path / "trial-fails", "trial-fails", build="echo broken >&2; exit 4")
+    code, output = submit(bot, league, "--dry-run")
+    assert code == 1, output
+    assert "Rejected trial-fails 1.0:\n  - the build exited with code 4 after" in output
+    assert "    | broken" in output
+    kept = re.search(r"its scratch store stays in (\S+) until you remove it", output)
+    assert kept is not None
+    scratch = Path(kept.group(1))
+    try:
+        log = scratch / "submissions" / "trial-fails" / "1.0" / "build.log"
+        assert log.read_text().splitlines()[-1] == "broken"
+    finally:
+        shutil.rmtree(scratch)
+    assert not (league / "submissions" / "trial-fails").exists()
