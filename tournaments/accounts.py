@@ -68,6 +68,8 @@ class Author:
     expires_at: str | None
     per_day: int
     max_upload_bytes: int
+    #: The organiser's account: it sees every submission's build log and check report.
+    organiser: bool = False
 
 
 def _now() -> datetime:
@@ -122,6 +124,7 @@ class Authors:
         days: float | None = None,
         per_day: int = DEFAULT_PER_DAY,
         max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB,
+        organiser: bool = False,
     ) -> str:
         """Make the author ``name`` (or give it a new token, which ends its old one) and
         return its token: the only time it is seen. Raises :class:`TournamentError` for a
@@ -144,6 +147,7 @@ class Authors:
                 else (now + timedelta(days=days)).isoformat(timespec="seconds"),
                 "per_day": per_day,
                 "max_upload_bytes": int(max_upload_mb * 2**20),
+                "organiser": organiser,
             }
         return f"{name}.{secret}"
 
@@ -160,6 +164,7 @@ class Authors:
             expires_at=entry.get("expires_at"),
             per_day=int(entry["per_day"]),
             max_upload_bytes=int(entry["max_upload_bytes"]),
+            organiser=bool(entry.get("organiser", False)),
         )
 
     # -- a request ---------------------------------------------------------------------------

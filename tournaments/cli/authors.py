@@ -50,13 +50,23 @@ def add(
     max_upload_mb: Annotated[
         float, typer.Option(min=0.001, help="The largest upload the author may send, in MiB.")
     ] = DEFAULT_MAX_UPLOAD_MB,
+    organiser: Annotated[
+        bool,
+        typer.Option(
+            "--organiser",
+            help="The organiser's account: it sees every submission, its build log and its "
+            "check report, over the network.",
+        ),
+    ] = False,
 ) -> None:
     """Make an author (or give an author a new token, which ends the old one) and print the
     token, once: only its salted hash is kept. Give it to the author, who keeps it in a file
     or in AEGIS_TOKEN."""
     accounts = _accounts(league)
     try:
-        token = accounts.add(name, days=days, per_day=per_day, max_upload_mb=max_upload_mb)
+        token = accounts.add(
+            name, days=days, per_day=per_day, max_upload_mb=max_upload_mb, organiser=organiser
+        )
     except TournamentError as error:
         typer.echo(str(error), err=True)
         raise typer.Exit(EXIT_USAGE) from None
@@ -78,6 +88,7 @@ def list_authors(league: LeagueOption) -> None:
         raise typer.Exit(EXIT_USAGE) from None
     for author in found:
         expires = f", expires {author.expires_at}" if author.expires_at else ""
+        expires += ", the organiser" if author.organiser else ""
         typer.echo(
             f"{author.name}: {author.per_day} per day, uploads up to "
             f"{author.max_upload_bytes / 2**20:g} MiB, since {author.created_at}{expires}"

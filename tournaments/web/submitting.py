@@ -6,7 +6,8 @@ An upload is taken in exactly as ``aegis-ref submit`` takes in a local one
 sizes and manifest), and the running league builds, checks and accepts or rejects it. What
 the service adds, before anything is stored: the author's token, its submissions per day,
 its upload size (counted as the bytes arrive: a larger upload is cut off there), and whose
-bot name it is. Only a submission's author sees its build log and check report.
+bot name it is. Only a submission's author (and the organiser's account) sees its build
+log and check report.
 """
 
 from __future__ import annotations
@@ -153,7 +154,8 @@ def submission_routes(setup: TournamentSetup) -> list[Route]:
         owned = [
             _status(submission, detail=False)
             for submission in found
-            if await asyncio.to_thread(authors.owner, submission.name) == author.name
+            if author.organiser
+            or await asyncio.to_thread(authors.owner, submission.name) == author.name
         ]
         return JSONResponse({"author": author.name, "submissions": owned})
 
@@ -163,7 +165,8 @@ def submission_routes(setup: TournamentSetup) -> list[Route]:
         except RefusedError as refusal:
             return _refused(refusal.status, refusal.reason)
         name, version = request.path_params["name"], request.path_params["version"]
-        if await asyncio.to_thread(authors.owner, name) != author.name:
+        owner = await asyncio.to_thread(authors.owner, name)
+        if owner != author.name and not author.organiser:
             # Another author's bot, or none: the same answer, so names cannot be probed.
             return _refused(404, "no such submission of yours")
         found = await asyncio.to_thread(store.submissions)

@@ -139,6 +139,17 @@ def test_a_bot_name_belongs_to_its_first_author(league: Path, server: str, tmp_p
         f"{server}/api/v1/submissions", headers={"Authorization": f"Bearer {bob}"}
     ).json()
     assert theirs["submissions"] == []
+    # The organiser's account sees every one.
+    organiser = _author(league, "org", "--organiser")
+    everything = httpx.get(
+        f"{server}/api/v1/submissions", headers={"Authorization": f"Bearer {organiser}"}
+    ).json()
+    assert [entry["version"] for entry in everything["submissions"]] == ["1.0", "3.0"]
+    seen = httpx.get(
+        f"{server}/api/v1/submissions/alpha/1.0", headers={"Authorization": f"Bearer {organiser}"}
+    )
+    assert seen.status_code == 200
+    assert "build_log" in seen.json()
 
 
 def test_an_upload_too_large_is_refused_as_it_arrives(league: Path, server: str) -> None:
