@@ -7,7 +7,7 @@ sizes and manifest), and the running league builds, checks and accepts or reject
 the service adds, before anything is stored: the author's token, its submissions per day,
 its upload size (counted as the bytes arrive: a larger upload is cut off there), and whose
 bot name it is. Only a submission's author (and the organiser's account) sees its build
-log and check report.
+log, its check report and its logs (what the bot wrote on stderr and stdout as it played).
 """
 
 from __future__ import annotations
@@ -82,6 +82,21 @@ def _tail(path: Path) -> str | None:
             return stream.read().decode("utf-8", errors="replace")
     except OSError:
         return None
+
+
+def _logs(output: Path, player: str) -> dict[str, str | None]:
+    """The end of each of a bot's logs in a run's output (``logs/WORKER/PLAYER.log``: its
+    stderr and stdout, a file per worker process and one of the preflight), by worker."""
+    folder = output / "logs"
+    try:
+        workers = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
+    except OSError:
+        return {}
+    return {
+        worker: _tail(folder / worker / f"{player}.log")
+        for worker in workers
+        if (folder / worker / f"{player}.log").is_file()
+    }
 
 
 def submission_routes(setup: TournamentSetup) -> list[Route]:
@@ -172,7 +187,10 @@ def submission_routes(setup: TournamentSetup) -> list[Route]:
         found = await asyncio.to_thread(store.submissions)
         for submission in found:
             if submission.name == name and submission.version == version:
-                return JSONResponse(await asyncio.to_thread(_status, submission, detail=True))
+                shown = await asyncio.to_thread(_status, submission, detail=True)
+                # The player's name comes from the stored manifest, never from the URL.
+                shown["logs"] = await asyncio.to_thread(_logs, setup.output, submission.player)
+                return JSONResponse(shown)
         return _refused(404, "no such submission of yours")
 
     return [

@@ -129,12 +129,23 @@ def test_a_bot_name_belongs_to_its_first_author(league: Path, server: str, tmp_p
         f"{server}/api/v1/submissions/alpha/1.0", headers={"Authorization": f"Bearer {ada}"}
     )
     assert status.status_code == 200
-    assert {"build_log", "check_report", "state"} <= set(status.json())
+    assert {"build_log", "check_report", "state", "logs"} <= set(status.json())
+    assert status.json()["logs"] == {}  # it has not played yet
+    # What the bot wrote as it played (a worker's log of it) is its author's to see.
+    worker_logs = league / "results" / "logs" / "vm-1"
+    worker_logs.mkdir(parents=True)
+    (worker_logs / "alpha@1.0.log").write_text("alpha's stderr: <b>secret</b>\n")
+    (worker_logs / "other@1.0.log").write_text("another bot's stderr\n")
+    logs = httpx.get(
+        f"{server}/api/v1/submissions/alpha/1.0", headers={"Authorization": f"Bearer {ada}"}
+    ).json()["logs"]
+    assert logs == {"vm-1": "alpha's stderr: <b>secret</b>\n"}
     for token in (bob, None):
         headers = {} if token is None else {"Authorization": f"Bearer {token}"}
         other = httpx.get(f"{server}/api/v1/submissions/alpha/1.0", headers=headers)
         assert other.status_code == (404 if token else 401)
         assert "build_log" not in other.text
+        assert "secret" not in other.text
     theirs = httpx.get(
         f"{server}/api/v1/submissions", headers={"Authorization": f"Bearer {bob}"}
     ).json()
@@ -263,6 +274,14 @@ def test_an_author_submits_from_the_command_line_and_the_bot_plays(tmp_path: Pat
         ).json()
         assert status["state"] == "accepted"
         assert status["check_report"]["passed"] is True, status["check_report"]
+        # Its logs of the matches it played, for its author alone.
+        assert status["logs"], status
+        other = _author(league, "bob")
+        refused = httpx.get(
+            f"{base}/api/v1/submissions/alpha/1.0", headers={"Authorization": f"Bearer {other}"}
+        )
+        assert refused.status_code == 404
+        assert "logs" not in refused.text
     finally:
         process.terminate()
         process.wait(timeout=60)
