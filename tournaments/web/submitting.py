@@ -23,6 +23,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from referee.server import log_file_name
 from tournaments.accounts import Author, Authors, RefusedError
 from tournaments.config import TournamentSetup
 from tournaments.errors import SubmissionRejectedError
@@ -87,15 +88,15 @@ def _tail(path: Path) -> str | None:
 def _logs(output: Path, player: str) -> dict[str, str | None]:
     """The end of each of a bot's logs in a run's output (``logs/WORKER/PLAYER.log``: its
     stderr and stdout, a file per worker process and one of the preflight), by worker."""
-    folder = output / "logs"
+    folder, name = output / "logs", log_file_name(player)
     try:
         workers = sorted(entry.name for entry in folder.iterdir() if entry.is_dir())
     except OSError:
         return {}
     return {
-        worker: _tail(folder / worker / f"{player}.log")
+        worker: _tail(folder / worker / name)
         for worker in workers
-        if (folder / worker / f"{player}.log").is_file()
+        if (folder / worker / name).is_file()
     }
 
 

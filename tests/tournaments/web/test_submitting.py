@@ -134,8 +134,8 @@ def test_a_bot_name_belongs_to_its_first_author(league: Path, server: str, tmp_p
     # What the bot wrote as it played (a worker's log of it) is its author's to see.
     worker_logs = league / "results" / "logs" / "vm-1"
     worker_logs.mkdir(parents=True)
-    (worker_logs / "alpha@1.0.log").write_text("alpha's stderr: <b>secret</b>\n")
-    (worker_logs / "other@1.0.log").write_text("another bot's stderr\n")
+    (worker_logs / "alpha_1.0.log").write_text("alpha's stderr: <b>secret</b>\n")
+    (worker_logs / "other_1.0.log").write_text("another bot's stderr\n")
     logs = httpx.get(
         f"{server}/api/v1/submissions/alpha/1.0", headers={"Authorization": f"Bearer {ada}"}
     ).json()["logs"]
