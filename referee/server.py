@@ -263,7 +263,7 @@ class BotServer:
         if self.log_dir is not None:
             with contextlib.suppress(OSError):  # then the log is lost, not the match
                 self.log_dir.mkdir(parents=True, exist_ok=True)
-            log_path = self.log_dir / f"{_safe_name(spec.name)}.log"
+            log_path = self.log_dir / log_file_name(spec.name)
             session.log_path = log_path
         # An endpoint for this bot alone: in its sandbox it sees no other bot's.
         socket_path = f"{self._dir.path}/bot-{next(self._endpoint_numbers)}"
@@ -1004,3 +1004,8 @@ _BOT_TYPES = frozenset({"hello", "ready", "act", "pong", "error"})
 
 def _safe_name(name: str) -> str:
     return "".join(char if char.isalnum() or char in "-_." else "_" for char in name)[:64]
+
+
+def log_file_name(name: str) -> str:
+    """The name of bot ``name``'s log file in a log folder (each worker's, the preflight's)."""
+    return f"{_safe_name(name)}.log"

@@ -234,7 +234,17 @@ def test_the_server_and_the_hub_meet_only_at_the_edge() -> None:
 
 #: The sub-packages of ``tournaments``, lowest first: each imports only from its own layer and
 #: those below it (docs/architecture.md). ``tournaments.errors`` is shared by all of them.
-TOURNAMENTS_LAYERS = ("config", "schedule", "store", "stats", "report", "run", "league", "cli")
+TOURNAMENTS_LAYERS = (
+    "config",
+    "schedule",
+    "store",
+    "stats",
+    "report",
+    "run",
+    "league",
+    "web",
+    "cli",
+)
 TOURNAMENTS_SHARED = ("tournaments", "tournaments.errors", "tournaments.examples")
 
 
@@ -338,6 +348,9 @@ def _loaded_by(
         ("typer", ("tournaments.cli",)),
         ("rich", ("tournaments.cli", "tournaments.report.terminal")),
         ("distributed", ("tournaments.run.cluster",)),
+        # The web service.
+        ("starlette", ("tournaments.web",)),
+        ("uvicorn", ("tournaments.web.server",)),
     ],
 )
 def test_a_library_is_used_where_it_belongs(library: str, owners: tuple[str, ...]) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from tournaments.cli import (
+    authors,
     check_bot,
     keygen,
     league,
@@ -17,6 +18,7 @@ from tournaments.cli import (
     replay,
     schema,
     selfplay,
+    serve,
     sprt,
     submit,
     tournament,
@@ -49,6 +51,8 @@ for module in (
     play,
     submit,
     league,
+    serve,
+    authors,
 ):
     app.add_typer(module.app)
 

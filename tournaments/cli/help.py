@@ -36,6 +36,8 @@ COMMAND_ORDER = (
     "submit",
     "submissions",
     "league",
+    "serve",
+    "authors",
     "keygen",
     "selfplay",
     "schema",
@@ -78,11 +80,21 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "submit": (
         "aegis-ref submit my-bot/ --league leagues/spring",
         "aegis-ref submit my-bot-1.2.tar.gz --league leagues/spring --no-wait",
+        "aegis-ref submit my-bot/ --server https://league.example.org --token-file ~/.aegis-token",
     ),
     "submissions": ("aegis-ref submissions leagues/spring",),
     "league": (
         "aegis-ref league leagues/spring",
         "aegis-ref league leagues/spring --once",
+    ),
+    "serve": (
+        "aegis-ref serve results/demo",
+        "aegis-ref serve leagues/spring --host 0.0.0.0 --port 443 --certfile cert.pem "
+        "--keyfile key.pem",
+    ),
+    "authors": (
+        "aegis-ref authors add ada --league leagues/spring",
+        "aegis-ref authors add bob --league leagues/spring --per-day 3 --days 30",
     ),
     "keygen": ("aegis-ref keygen referee.key",),
     "selfplay": ("aegis-ref selfplay --matches 100 --seed 3 --record self.jsonl",),

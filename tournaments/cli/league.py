@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tournaments.cli.exit_codes import EXIT_FAILED, EXIT_USAGE
+from tournaments.cli.serve import ServeFlag, served_beside
 from tournaments.errors import TournamentError
 from tournaments.league.runner import VersionHistory, bot_history, run_league
 from tournaments.league.submissions import load_league
@@ -81,6 +82,7 @@ def league(
             help="Seconds between looks for new submissions (default: the config's poll_s).",
         ),
     ] = None,
+    serve: ServeFlag = None,
 ) -> None:
     """Run a league until stopped: build and check each submission as it arrives, and play
     every bot's latest accepted version against every other; a new version's matches are
@@ -99,10 +101,13 @@ def league(
 
     stop = StopRequest()
     try:
-        with handle_stop_signals(
-            stop,
-            "Stopping: finishing the matches and the build in progress (again to abort)",
-            "Aborted: matches in progress are lost; run the same command to go on",
+        with (
+            served_beside(path, serve),
+            handle_stop_signals(
+                stop,
+                "Stopping: finishing the matches and the build in progress (again to abort)",
+                "Aborted: matches in progress are lost; run the same command to go on",
+            ),
         ):
             summary = run_league(
                 setup,

@@ -15,6 +15,7 @@ name that resolves to nothing, an unwritable record, only void pairs); 130 inter
 from __future__ import annotations
 
 import itertools
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -50,8 +51,10 @@ from tournaments.cli.options import (
     sandbox_from_flag,
     with_rules_flags,
 )
+from tournaments.cli.serve import ServeFlag, served_beside
 from tournaments.errors import TournamentError
 from tournaments.run.headtohead import Duel, MatchPlayer, Played, Score
+from tournaments.run.sprt_live import SprtStatusFile
 from tournaments.stats.sprt import (
     Decision,
     PairOutcome,
@@ -165,6 +168,7 @@ def sprt(
     warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
     rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
+    serve: ServeFlag = None,
 ) -> None:
     """Is NEW better than OLD? Play duplicate pairs of matches until the SPRT decides.
 
@@ -195,8 +199,21 @@ def sprt(
     lines: list[str] | None = None if record is None else []  # kept only when asked for
     display = _Display(console)
     status: SprtStatus | None = None
+    on_pair = display.pair
+    # With --serve, the status goes to a file in a folder of its own that the server shows.
+    scratch = tempfile.TemporaryDirectory(prefix="aegis-sprt-") if serve else None
+    if scratch is not None:
+        status_file = SprtStatusFile(Path(scratch.name), test, (spec_new.name, spec_old.name))
+
+        def on_pair(number: int, outcome: PairOutcome | None, status: SprtStatus) -> None:
+            display.pair(number, outcome, status)
+            status_file.update(number, outcome, status)
+
     try:
-        with MatchPlayer(duel) as player:
+        with (
+            served_beside(Path(scratch.name) if scratch else Path(), serve),
+            MatchPlayer(duel) as player,
+        ):
             last = None if max_matches is None else max_matches // 2 * 2
             matches = player.play(itertools.count(1) if last is None else range(1, last + 1))
 
@@ -207,7 +224,7 @@ def sprt(
                 test,
                 play_pair,
                 max_pairs=None if max_matches is None else max_matches // 2,
-                on_pair=display.pair,
+                on_pair=on_pair,
                 max_void_in_a_row=MAX_VOID_IN_A_ROW,
             )
     except KeyboardInterrupt:
@@ -221,6 +238,8 @@ def sprt(
         raise typer.Exit(EXIT_ERROR) from None
     finally:
         display.close()
+        if scratch is not None:
+            scratch.cleanup()
     _write(record, lines)
     if status is not None:
         console.print(Score.of_pairs((spec_new.name, spec_old.name), status.counts).score_text())

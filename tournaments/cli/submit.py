@@ -26,12 +26,15 @@ from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import SubmissionRejectedError, TournamentError
 from tournaments.league.runner import describe_verdict
 from tournaments.league.submissions import State, Submission, SubmissionStore, load_league
+from tournaments.web.client import TOKEN_VARIABLE, get_status, read_token, upload
 
 __all__ = ["app", "submissions", "submit"]
 
 app = typer.Typer(no_args_is_help=True)
 
 _WAIT_SECONDS = 0.2
+#: Seconds between two looks at a submission's state on a server.
+_REMOTE_WAIT_SECONDS = 1.0
 
 LeagueOption = Annotated[
     Path,
@@ -82,7 +85,14 @@ def submit(
             show_default=False,
         ),
     ],
-    league: LeagueOption,
+    league: Annotated[
+        Path | None,
+        typer.Option(
+            "--league",
+            help="The league on this machine: its folder (holding league.yaml) or its config.",
+            show_default=False,
+        ),
+    ] = None,
     no_wait: Annotated[
         bool,
         typer.Option(
@@ -90,6 +100,20 @@ def submit(
             help="Store it and return: the league builds and checks it between matches.",
         ),
     ] = False,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            metavar="URL",
+            help="Submit over the network to the league served at URL (aegis-ref serve), "
+            f"with your token from --token-file or {TOKEN_VARIABLE}.",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option("--token-file", help="The file holding your token (with --server)."),
+    ] = None,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -108,6 +132,14 @@ def submit(
     command waits for its verdict. With --dry-run, the same happens in a scratch store
     (removed after) and the league keeps nothing: a way to try a build before submitting.
     """
+    if (league is None) == (server is None):
+        raise _fail("give --league LEAGUE (on this machine) or --server URL (over the network)")
+    if server is not None:
+        if dry_run:
+            raise _fail("--dry-run tries a bot on this machine: give it --league, not --server")
+        submit_over_network(path, server, token_file, wait=not no_wait)
+        return
+    assert league is not None
     try:
         setup = load_league(league)
     except TournamentError as error:
@@ -153,6 +185,50 @@ def submit(
     else:
         shown = current.player if current is not None else "another version"
         typer.echo(f"{shown} was submitted after it: that one plays.")
+
+
+def submit_over_network(path: Path, server: str, token_file: Path | None, *, wait: bool) -> None:
+    """Upload the bot to the league served at ``server``, then (with ``wait``) follow it
+    until it is accepted or rejected, and print its verdict, check and build's last lines."""
+    try:
+        token = read_token(token_file)
+        answer = upload(server, token, path)
+    except TournamentError as error:
+        raise _fail(str(error)) from None
+    if answer.status != 201:
+        reasons = answer.document.get("reasons") or [answer.document.get("error", "refused")]
+        lines = [f"Refused {path} ({answer.status}):", *(f"  - {reason}" for reason in reasons)]
+        raise _fail("\n".join(lines), EXIT_REJECTED if answer.status == 422 else EXIT_USAGE)
+    status = answer.document
+    typer.echo(f"Received {status['name']} {status['version']} by {server}")
+    if not wait:
+        typer.echo(f"Queued: the league builds and checks it; its state: {status['status']}")
+        return
+    seen = status["state"]
+    while status["state"] not in (State.ACCEPTED.value, State.REJECTED.value):
+        time.sleep(_REMOTE_WAIT_SECONDS)
+        try:
+            answer = get_status(server, token, status["status"])
+        except TournamentError as error:
+            raise _fail(str(error)) from None
+        if answer.status != 200:
+            raise _fail(f"{status['status']}: {answer.status} {answer.document.get('error')}")
+        status = answer.document
+        if status["state"] != seen:
+            seen = status["state"]
+            typer.echo(f"  {seen}")
+    title = f"{status['name']} {status['version']}"
+    if status["state"] == State.ACCEPTED.value:
+        typer.echo(f"Accepted {title}: {status.get('check_summary') or ''}".rstrip(": "))
+        typer.echo(f"{status['player']} plays in the league from its next round.")
+        return
+    typer.echo(f"Rejected {title}:")
+    for reason in status["reasons"]:
+        typer.echo(f"  - {reason}")
+    for line in status["build_tail"]:
+        typer.echo(f"    | {line}")
+    typer.echo("Fix it, raise its version in aegis-bot.toml and submit it again.")
+    raise typer.Exit(EXIT_REJECTED)
 
 
 def _dry_run(path: Path, setup: TournamentSetup, league: Path) -> None:

@@ -21,6 +21,7 @@ from rich.console import Console
 
 from tournaments.cli.common import invoked_as
 from tournaments.cli.exit_codes import EXIT_BOT, EXIT_FAILED, EXIT_USAGE
+from tournaments.cli.serve import ServeFlag, served_beside
 from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import PreflightError, TournamentError
 from tournaments.league.submissions import enter_submissions
@@ -170,6 +171,7 @@ def tournament(
             "as its matches will start it, and must say hello, or nothing is played.",
         ),
     ] = False,
+    serve: ServeFlag = None,
 ) -> None:
     """Play a tournament; run the same command again to resume an interrupted one."""
     if quiet and progress in (Progress.BAR, Progress.LINES):
@@ -184,10 +186,13 @@ def tournament(
     display = _display(progress, quiet, standings_every, console, setup)
     stop = StopRequest()
     try:
-        with handle_stop_signals(
-            stop,
-            "Stopping: no new matches; finishing the ones in progress (Ctrl-C again to abort)",
-            "Aborted: matches in progress are lost; run the same command to resume",
+        with (
+            served_beside(setup.output, serve),
+            handle_stop_signals(
+                stop,
+                "Stopping: no new matches; finishing the ones in progress (Ctrl-C again to abort)",
+                "Aborted: matches in progress are lost; run the same command to resume",
+            ),
         ):
             summary, _ = run_tournament(
                 enter_submissions(setup),  # a league's: its submitted bots' latest versions

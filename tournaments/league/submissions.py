@@ -329,9 +329,13 @@ class SubmissionStore:
 
     # -- receiving ---------------------------------------------------------------------------
 
-    def receive(self, upload: Path) -> Submission:
+    def receive(
+        self, upload: Path, *, admit: Callable[[BotManifest], None] | None = None
+    ) -> Submission:
         """Take in the folder or archive ``upload``: check its files and its manifest and
-        store it, received. Raises :class:`SubmissionRejectedError` with the reasons."""
+        store it, received. Raises :class:`SubmissionRejectedError` with the reasons.
+        ``admit`` sees the manifest before anything is stored, and refuses it by raising
+        (a network submission: whose bot name it is)."""
         limits = UploadLimits(self.settings.max_upload_bytes, self.settings.max_files)
         incoming = self.folder / _INCOMING
         incoming.mkdir(parents=True, exist_ok=True)
@@ -359,6 +363,8 @@ class SubmissionStore:
                 )
             except ConfigError as error:
                 raise SubmissionRejectedError([str(issue) for issue in error.issues]) from None
+            if admit is not None:
+                admit(manifest)
             return self._store(manifest, root, unpacked.files, unpacked.bytes)
         except UploadError as error:
             raise SubmissionRejectedError([str(error)]) from None

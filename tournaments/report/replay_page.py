@@ -44,6 +44,7 @@ __all__ = [
     "record_source",
     "render_replay_page",
     "replay_data",
+    "replay_page_policy",
     "write_page",
     "write_replay_page",
 ]
@@ -436,6 +437,16 @@ def _hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
+def replay_page_policy() -> str:
+    """The Content-Security-Policy of every replay page: its own script and style alone (by
+    hash), no fetch, no image; a server sends it as a header too."""
+    return (
+        "default-src 'none'; "
+        f"script-src {_hash(_SCRIPT)}; style-src {_hash(_CSS)}; "
+        "img-src 'none'; base-uri 'none'; form-action 'none'"
+    )
+
+
 def render_replay_page(
     matches: Sequence[Mapping[str, Any]],
     *,
@@ -447,11 +458,7 @@ def render_replay_page(
     element (what the page was made from, to know when to make it again); ``links`` are
     (label, relative href) pairs shown in the header, such as the report and the record."""
     data = {"title": title, "matches": list(matches)}
-    policy = (
-        "default-src 'none'; "
-        f"script-src {_hash(_SCRIPT)}; style-src {_hash(_CSS)}; "
-        "img-src 'none'; base-uri 'none'; form-action 'none'"
-    )
+    policy = replay_page_policy()
     nav = "".join(
         f'<a href="{html.escape(href)}">{html.escape(label)}</a>' for label, href in links
     )

@@ -59,6 +59,7 @@ from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.run.display import TournamentDisplay
+from tournaments.run.in_play import write_in_play
 from tournaments.run.pool_preflight import preflight as preflight_bots
 from tournaments.run.remote import RemoteGate, advertised_host
 from tournaments.run.worker import (
@@ -308,6 +309,8 @@ class _Coordinator:
         self.drain_on_stop = drain_on_stop
         #: Matches per submitted task (a cluster's ``batch_size``).
         self.batch_size = batch_size
+        #: The matches in flight as last written for the web service (in_play.py).
+        self.in_play: frozenset[str] = frozenset()
 
     def task(self, match: ScheduledMatch, absent: tuple[str, ...] = ()) -> MatchTask:
         """The plain-data task of a scheduled match; ``absent``: the remote bots it does not
@@ -390,6 +393,26 @@ class _Coordinator:
     def run(self, connection: sqlite3.Connection, pending: Iterator[ScheduledMatch]) -> None:
         """Keep a window of matches in flight until none is pending or a stop is asked."""
         in_flight: dict[Future[Any], list[ScheduledMatch]] = {}
+        try:
+            self._run(connection, pending, in_flight)
+        finally:
+            self._note_in_play({})
+
+    def _note_in_play(self, in_flight: dict[Future[Any], list[ScheduledMatch]]) -> None:
+        """Tell the web service which matches are in flight, when that changed."""
+        matches = [match for batch in in_flight.values() for match in batch]
+        shown = frozenset(match.match_id for match in matches)
+        if shown != self.in_play:
+            self.in_play = shown
+            with contextlib.suppress(OSError):  # for display only: never stops a run
+                write_in_play(self.output, matches)
+
+    def _run(
+        self,
+        connection: sqlite3.Connection,
+        pending: Iterator[ScheduledMatch],
+        in_flight: dict[Future[Any], list[ScheduledMatch]],
+    ) -> None:
         while True:
             # Two tasks per worker: one playing, one queued, so a worker never waits for the
             # coordinator; never more, so memory stays flat and a stop cancels little.
@@ -415,6 +438,7 @@ class _Coordinator:
                 time.sleep(0.1)  # every match left waits for a remote bot's connection
                 self.display.tick()
                 continue
+            self._note_in_play(in_flight)
             finished, _ = wait(in_flight, timeout=0.25, return_when=FIRST_COMPLETED)
             self.display.tick()
             # In the order submitted: results are stored in schedule order (matches held back

@@ -70,6 +70,7 @@ __all__ = [
     "count_results",
     "count_scheduled",
     "count_unscheduled",
+    "data_version",
     "ensure_meta",
     "is_stored",
     "lock_output",
@@ -77,6 +78,7 @@ __all__ = [
     "pair_results",
     "read_containment",
     "read_meta",
+    "recent_matches",
     "record_containment",
     "record_path",
     "remove_stale_temporaries",
@@ -91,6 +93,7 @@ __all__ = [
     "stored_activity",
     "stored_bot_names",
     "stored_bots",
+    "stored_match",
     "stored_matches",
     "stored_outcomes",
     "unscheduled_bot_names",
@@ -916,6 +919,14 @@ def _plays(connection: sqlite3.Connection, name: str) -> bool:
     return found is not None
 
 
+@_store_operation("read the results")
+def data_version(connection: sqlite3.Connection) -> int:
+    """A number that changes when another connection commits to the store (SQLite's
+    ``PRAGMA data_version``): a reader's cheap "has anything changed?", which reads no
+    table and holds no transaction."""
+    return int(connection.execute("PRAGMA data_version").fetchone()[0])
+
+
 @contextlib.contextmanager
 def snapshot(connection: sqlite3.Connection) -> Iterator[None]:
     """One read transaction: every query in it sees the same results, even during a run."""
@@ -991,6 +1002,41 @@ def stored_matches(
             path,
         ) in cursor
     ]
+
+
+_MATCH_COLUMNS = (
+    "match_id, seat0, seat1, winner, termination, score0, score1, games, "
+    "forfeit_bot, forfeit_kind, duration_s, record_path"
+)
+
+
+def _stored_match(row: Sequence[Any]) -> StoredMatch:
+    match_id, seat0, seat1, winner, termination, score0, score1, games, *rest = row
+    forfeit_bot, forfeit_kind, duration, path = rest
+    return StoredMatch(
+        match_id, (seat0, seat1), winner, termination, (score0, score1), games,
+        forfeit_bot, forfeit_kind, duration, path,
+    )  # fmt: skip
+
+
+@_store_operation("read the results")
+def recent_matches(connection: sqlite3.Connection, limit: int) -> list[StoredMatch]:
+    """The ``limit`` matches stored last (of the current schedule), the latest first."""
+    cursor = connection.execute(
+        f"SELECT {_MATCH_COLUMNS} FROM results WHERE {_current(connection)} "
+        "ORDER BY finished_at DESC, rowid DESC LIMIT ?",
+        (max(limit, 0),),
+    )
+    return [_stored_match(row) for row in cursor]
+
+
+@_store_operation("read the results")
+def stored_match(connection: sqlite3.Connection, match_id: str) -> StoredMatch | None:
+    """The stored match ``match_id`` (current or not), None if there is none."""
+    row = connection.execute(
+        f"SELECT {_MATCH_COLUMNS} FROM results WHERE match_id = ?", (match_id,)
+    ).fetchone()
+    return None if row is None else _stored_match(row)
 
 
 @dataclass(frozen=True, slots=True)

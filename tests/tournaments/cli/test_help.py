@@ -81,9 +81,12 @@ def test_a_commands_help_names_its_values_in_capitals_and_ends_with_an_example(
 def test_every_example_parses(command: str, example: str) -> None:
     words = shlex.split(example)
     assert words[:2] == ["aegis-ref", command]
-    parsed = GROUP.commands[command]
+    parsed, arguments = GROUP.commands[command], words[2:]
+    subcommands = getattr(parsed, "commands", None)
+    if subcommands:  # a family of commands (aegis-ref authors add ...): the one named
+        parsed, arguments = subcommands[arguments[0]], arguments[1:]
     # Parsing checks every option's name and type, without running the command.
-    context = parsed.make_context(command, words[2:], resilient_parsing=True)
+    context = parsed.make_context(command, arguments, resilient_parsing=True)
     assert context.params
 
 

@@ -1,0 +1,277 @@
+"""The web service under a thousand live viewers, beside a running tournament.
+
+A round robin of four bundled ``random`` bots kept alive (``--matches-per-pair`` matches per
+pair, concurrency 1, target score 25) is played by ``aegis-ref tournament`` into a fresh folder,
+alternately (``--repeat`` rounds of each):
+
+- alone;
+- beside ``aegis-ref serve`` on loopback with ``--viewers`` clients (one process of
+  asyncio connections) holding ``/api/v1/events`` open and reading every ``update``.
+
+Measured: the tournament's throughput (matches/s from its first stored match to its last);
+the server's CPU over the run (utime + stime from ``/proc``, as a share of one core), and
+the viewers' process's (on this machine too, it takes CPU from the tournament); for
+every stored match and every viewer, how long after the match was committed the viewer read
+an update that counts it (commits are seen by this process polling the store's
+``data_version`` every 5 ms); and the first load of the standings page (its HTML, script,
+style and first event, as a browser fetches them).
+
+    python benchmarks/serve.py [--viewers 1000] [--matches-per-pair 60] [--repeat 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import yaml
+
+AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+#: The viewers: asyncio connections reading the event stream; each line of an update is
+#: searched for the matches played, and (arrival, count) noted when it grows.
+_VIEWERS = textwrap.dedent(
+    """
+    import asyncio, json, re, sys, time
+    port, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    played = re.compile(rb'"matches_played":(\\d+)')
+    seen = [[] for _ in range(count)]
+    connected = 0
+
+    async def viewer(index):
+        global connected
+        for attempt in range(100):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        writer.write(b"GET /api/v1/events HTTP/1.1\\r\\nHost: bench\\r\\n\\r\\n")
+        connected += 1
+        best = -1
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                found = played.search(line)
+                if found and int(found.group(1)) > best:
+                    best = int(found.group(1))
+                    seen[index].append((time.monotonic(), best))
+        except (ConnectionError, asyncio.CancelledError):
+            return
+
+    async def main():
+        tasks = [asyncio.create_task(viewer(i)) for i in range(count)]
+        while connected < count:
+            await asyncio.sleep(0.05)
+        print("connected", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        with open(out, "w") as stream:
+            json.dump(seen, stream)
+
+    asyncio.run(main())
+    """
+)
+
+
+def _config(folder: Path, matches_per_pair: int) -> Path:
+    data = {
+        "name": "serve-benchmark",
+        # Kept alive: a match in tens of milliseconds, so results come many times a second.
+        "bots": [
+            {"name": f"random-{n}", "command": "random", "keep_alive": True} for n in range(1, 5)
+        ],
+        "matches_per_pair": matches_per_pair,
+        "concurrency": 1,
+        "output": str(folder / "out"),
+    }
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+class _Commits:
+    """Polls the store's data_version every 5 ms; notes (time, matches stored) at each
+    change."""
+
+    def __init__(self, database: Path) -> None:
+        self.database = database
+        self.seen: list[tuple[float, int]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        connection = None
+        last = -1
+        while not self.stop.wait(0.005):
+            if connection is None:
+                if not self.database.exists():
+                    continue
+                try:
+                    connection = sqlite3.connect(f"{self.database.as_uri()}?mode=ro", uri=True)
+                    connection.execute("SELECT count(*) FROM results").fetchone()
+                except sqlite3.Error:
+                    connection = None
+                    continue
+            version = connection.execute("PRAGMA data_version").fetchone()[0]
+            if version != last:
+                last = version
+                (count,) = connection.execute("SELECT count(*) FROM results").fetchone()
+                if not self.seen or count > self.seen[-1][1]:
+                    self.seen.append((time.monotonic(), count))
+        if connection is not None:
+            connection.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def _wait_http(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _first_load(base: str) -> dict[str, int]:
+    """Bytes of what a browser loads for the standings page, and of its first event."""
+    sizes = {}
+    for name, path in (("html", "/"), ("js", "/static/live.js"), ("css", "/static/live.css")):
+        with urllib.request.urlopen(base + path, timeout=10) as response:
+            sizes[name] = len(response.read())
+    with urllib.request.urlopen(base + "/api/v1/events", timeout=10) as response:
+        sizes["first event"] = len(response.readline()) + len(response.readline())
+    sizes["total"] = sum(sizes.values())
+    return sizes
+
+
+def _run(folder: Path, matches_per_pair: int, viewers: int) -> dict[str, Any]:
+    folder.mkdir()
+    config = _config(folder, matches_per_pair)
+    database = folder / "out" / "results.sqlite"
+    server = viewer_process = None
+    result: dict[str, Any] = {"viewers": viewers}
+    port = 0
+    if viewers:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = subprocess.Popen(
+            [str(AEGIS_REF), "serve", str(folder / "out"), "--port", str(port)],
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_http(f"http://127.0.0.1:{port}/static/live.css")
+        viewer_process = subprocess.Popen(
+            [sys.executable, "-c", _VIEWERS, str(port), str(viewers), str(folder / "seen.json")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert viewer_process.stdout is not None
+        assert viewer_process.stdout.readline().strip() == "connected"
+    commits = _Commits(database)
+    server_cpu = _cpu_seconds(server.pid) if server else 0.0
+    viewers_cpu = _cpu_seconds(viewer_process.pid) if viewer_process else 0.0
+    started = time.monotonic()
+    subprocess.run(
+        [str(AEGIS_REF), "tournament", str(config), "--quiet", "--no-preflight"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    wall = time.monotonic() - started
+    time.sleep(3.0)  # the last updates reach the viewers
+    commits.close()
+    stored = commits.seen
+    steady = stored[-1][0] - stored[0][0]
+    result["matches"] = stored[-1][1]
+    result["steady matches/s"] = (stored[-1][1] - stored[0][1]) / steady
+    result["wall s"] = wall
+    if server is not None and viewer_process is not None:
+        result["server core share"] = (_cpu_seconds(server.pid) - server_cpu) / (wall + 3.0)
+        # The simulated viewers run on this machine too, and take CPU from the tournament.
+        used = _cpu_seconds(viewer_process.pid) - viewers_cpu
+        result["viewers core share"] = used / (wall + 3.0)
+        result["first load bytes"] = _first_load(f"http://127.0.0.1:{port}")
+        viewer_process.communicate("stop\n", timeout=60)
+        seen = json.loads((folder / "seen.json").read_text())
+        delays = []
+        for view in seen:
+            for committed, count in stored[1:]:
+                arrived = next((when for when, played in view if played >= count), None)
+                delays.append(float("inf") if arrived is None else arrived - committed)
+        delays.sort()
+        result["updates within 2 s"] = sum(delay <= 2.0 for delay in delays) / len(delays)
+        result["delay p50 s"] = delays[len(delays) // 2]
+        result["delay p95 s"] = delays[int(len(delays) * 0.95)]
+        result["delay max s"] = delays[-1]
+        server.terminate()
+        server.wait(timeout=30)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--viewers", type=int, default=1000)
+    parser.add_argument("--matches-per-pair", type=int, default=60)
+    parser.add_argument("--repeat", type=int, default=2)
+    arguments = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    results: dict[int, list[dict[str, Any]]] = {0: [], arguments.viewers: []}
+    with tempfile.TemporaryDirectory(prefix="aegis-serve-bench-") as scratch:
+        for round_number in range(arguments.repeat):
+            for viewers in (0, arguments.viewers):
+                folder = Path(scratch) / f"r{round_number}-v{viewers}"
+                result = _run(folder, arguments.matches_per_pair, viewers)
+                results[viewers].append(result)
+                print(json.dumps(result, default=str))
+    for viewers, runs in results.items():
+        rates = [run["steady matches/s"] for run in runs]
+        print(
+            f"viewers {viewers}: steady {median(rates):.1f} matches/s "
+            f"(runs: {', '.join(f'{rate:.1f}' for rate in rates)})"
+        )
+    with_viewers = results[arguments.viewers]
+    if with_viewers:
+        print(
+            f"server: {median(run['server core share'] for run in with_viewers):.1%} of a core "
+            f"(the viewers' process: "
+            f"{median(run['viewers core share'] for run in with_viewers):.1%}); "
+            f"updates within 2 s: {min(run['updates within 2 s'] for run in with_viewers):.1%}; "
+            f"p95 delay {max(run['delay p95 s'] for run in with_viewers):.2f} s; "
+            f"first load {with_viewers[0]['first load bytes']}"
+        )
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
