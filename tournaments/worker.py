@@ -311,8 +311,15 @@ def _live_children() -> list[int]:
 
 def _kill_children(settle: float = 0.3, limit: float = 5.0) -> None:
     """SIGKILL every child (the bots) and its process group, until none has been seen for
-    ``settle`` seconds: the main thread may be starting a bot meanwhile."""
-    kill_until_gone(_live_children, settle=settle, limit=limit, interval=0.02)
+    ``settle`` seconds: the main thread may be starting a bot meanwhile. The reaper is
+    spared: it is a child too, and what the bots left behind (out of their process groups)
+    is for it to kill once this worker is gone."""
+    spared = None if _reaper is None else _reaper.pid
+
+    def bots() -> list[int]:
+        return [pid for pid in _live_children() if pid != spared]
+
+    kill_until_gone(bots, settle=settle, limit=limit, interval=0.02)
 
 
 def _orphaned() -> bool:
