@@ -328,14 +328,21 @@ class BotServer:
         while session.identity is None and session.handshake_fault is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                session.handshake_fault = session.fault(
+                session.handshake_fault = self._memory_crash(
+                    session, "before a valid hello"
+                ) or session.fault(
                     FaultKind.HANDSHAKE,
                     f"no valid hello within {timeout_s * 1000:.0f} ms",
                 )
                 break
             if session.exited():
-                crash = self._crash_fault(session, "before a valid hello")
-                session.handshake_fault = dataclasses.replace(crash, kind=FaultKind.HANDSHAKE)
+                memory = self._memory_crash(session, "before a valid hello")
+                crash = memory or self._crash_fault(session, "before a valid hello")
+                # Killed over its memory limit, it is a crash however early (the limit is
+                # the bot's to keep); otherwise a bot that never said hello.
+                session.handshake_fault = memory or dataclasses.replace(
+                    crash, kind=FaultKind.HANDSHAKE
+                )
                 break
             self._pump(min(remaining, _POLL_SLICE))
         self._awaiting.pop(session.token, None)
@@ -471,7 +478,9 @@ class BotServer:
         try:
             self._send(session, message)
         except _SendError as failure:
-            return session.fault(FaultKind.DISCONNECT, str(failure))
+            return self._memory_crash(session, "as a message was sent") or session.fault(
+                FaultKind.DISCONNECT, str(failure)
+            )
         return None
 
     def request(
@@ -500,7 +509,9 @@ class BotServer:
         try:
             request_id = self._send(session, message)
         except _SendError as failure:
-            return session.fault(FaultKind.DISCONNECT, str(failure))
+            return self._memory_crash(
+                session, f"before {reply_type} was asked for"
+            ) or session.fault(FaultKind.DISCONNECT, str(failure))
         session.unasked = 0
         awaited = session.awaited
         awaited.add(request_id)
@@ -534,7 +545,10 @@ class BotServer:
                 return pending
             now = time.monotonic()
             if now >= deadline:
-                return session.fault(
+                # Silent because the kernel killed (part of) it for its memory: a crash.
+                return self._memory_crash(
+                    session, f"while {reply_type} was awaited"
+                ) or session.fault(
                     FaultKind.TIMEOUT,
                     f"no {reply_type} within {timeout_s * 1000:.0f} ms",
                 )
@@ -896,8 +910,12 @@ class BotServer:
         return None
 
     def _lost(self, session: BotSession, when: str) -> Fault:
-        """The fault of a bot whose connection dropped: a crash if its process ends soon."""
+        """The fault of a bot whose connection dropped: a crash if its process ends soon,
+        or if the kernel killed a process of it for its memory."""
         session.connection = None
+        memory = self._memory_crash(session, when)
+        if memory is not None:
+            return memory
         deadline = time.monotonic() + _EXIT_GRACE
         while session.process is not None and not session.exited():
             if time.monotonic() >= deadline:
@@ -993,6 +1011,23 @@ class BotServer:
         """A malformed message, whenever it came: tell the bot why, and note its fault."""
         self._send_error(session, about, ErrorCode.MALFORMED, detail)
         session.note_fault(FaultKind.MALFORMED, detail)
+
+    def _memory_crash(self, session: BotSession, when: str) -> Fault | None:
+        """A crash if the kernel killed a process of the bot for its cgroup's memory limit,
+        whatever the referee noticed first (its exit, its dropped connection, its silence);
+        the bot is then stopped. None otherwise."""
+        process = session.process
+        if process is None or not process.memory_exceeded():
+            return None
+        if process.exit_code() is not None:
+            return self._crash_fault(session, when)
+        session.closed = True
+        process.stop(0.0)  # what is left of it, silent or cut off
+        return session.fault(
+            FaultKind.CRASH,
+            f"a process of it was killed {when}: over its memory limit of "
+            f"{process.spec.limits.memory_mb} MiB",
+        )
 
     def _crash_fault(self, session: BotSession, when: str) -> Fault:
         process = session.process

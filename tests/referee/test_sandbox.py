@@ -304,6 +304,27 @@ def test_the_memory_hog_gets_a_crash_fault_that_says_memory(
     assert report.winner == 1
 
 
+@needs_cgroups
+@BOTH
+@pytest.mark.parametrize("moment", ["hello", "ready", "idle", "decide", "helper"])
+def test_a_bot_killed_by_its_memory_cap_is_named_for_it(
+    tmp_path: Path, sandboxed: bool, moment: str
+) -> None:
+    """A bot writes 3 GiB into an anonymous mapping under a 96 MiB cap, before its hello,
+    after its ready, while its opponent thinks (frozen, sandboxed), mid-decision, or in a
+    helper process whose death leaves the bot silent: the kernel kills it, and whatever the
+    referee notices first (the exit, the dropped connection, the silence), the cgroup's
+    count of kills names the fault."""
+    attacker = hostile("memory-bomb", "3072", moment, memory_mb=96)
+    report, found = play(tmp_path, attacker, sandboxed)
+    assert (found["mapping"], found["moment"]) == ("3072", moment)
+    fault = report.forfeit_fault
+    assert fault is not None
+    assert (fault.kind, fault.bot) == (FaultKind.CRASH, "hostile"), fault
+    assert "over its memory limit of 96 MiB" in fault.detail, fault
+    assert report.winner == 1
+
+
 def test_without_cgroups_the_memory_hog_meets_its_address_space_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

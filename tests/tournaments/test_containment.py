@@ -286,3 +286,34 @@ def test_what_a_bot_left_behind_dies_with_a_coordinator_killed_outright(
         for pid in processes_running(f"sleep {tag}"):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not detect_cgroups().has("memory"), reason="needs a cgroup memory limit")
+def test_a_tournament_names_a_bot_killed_by_its_memory_cap(tmp_path: Path) -> None:
+    """In a tournament too, a bot the kernel kills for its memory limit, here just after an
+    act while its opponent thinks, forfeits every match with a crash that says so, whatever
+    the worker noticed first."""
+    sandbox = "off" if bubblewrap_problem() is not None else "required"
+    bomb = bot_folder(tmp_path, "bomb", "hostile.py")
+    bots = [
+        {
+            "name": "bomb",
+            "command": [sys.executable, str(bomb), "memory-bomb", "3072", "idle"],
+            "limits": {"memory_mb": 96},
+        },
+        {"name": "first", "command": "first"},
+    ]
+    config = write_config(tmp_path, bots, sandbox=sandbox)
+    result = run_cli("tournament", str(config), "--quiet", cwd=tmp_path)
+    assert result.returncode == 3, result.stderr  # a bot lost every match to its faults
+    assert "over its memory limit of 96 MiB" in result.stderr
+    connection = sqlite3.connect(tmp_path / "out" / "results.sqlite")
+    try:
+        rows = connection.execute("SELECT forfeit_bot, forfeit_kind, forfeit_json FROM results")
+        forfeits = rows.fetchall()
+    finally:
+        connection.close()
+    assert len(forfeits) == 2
+    for bot, kind, detail in forfeits:
+        assert (bot, kind) == ("bomb", "crash"), detail
+        assert "over its memory limit of 96 MiB" in detail
