@@ -43,7 +43,7 @@ from tournaments.errors import TournamentError
 from tournaments.ratings import fit_elo
 from tournaments.sprt import PairCounts, PairOutcome, signed
 from tournaments.tournament import make_executor, worker_cpus
-from tournaments.worker import MatchOutcome, MatchTask, match_outcome, play_match_task
+from tournaments.worker import MatchOutcome, MatchTask, match_outcome, play_match_task, reaped
 
 __all__ = [
     "Duel",
@@ -215,7 +215,9 @@ class MatchPlayer:
             for number in numbers:
                 task = self.duel.task(number)
                 started = time.perf_counter()
-                report = runner.play(task.bots, task.seed, task.match_id)
+                # Bots of this process: its reaper kills what they leave if it is killed.
+                bots = [reaped(spec) for spec in task.bots]
+                report = runner.play(bots, task.seed, task.match_id)
                 duration = time.perf_counter() - started
                 yield Played.of(number, match_outcome(task, report, duration))
             return
