@@ -3,6 +3,7 @@ alone, wherever it runs."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.bots import BotSpec
 from referee.cgroups import detect_cgroups, remove_groups_of
+from referee.server import BotServer
 from tests.processes import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,3 +101,21 @@ def test_the_sweep_leaves_a_live_referee_in_another_pid_namespace_alone() -> Non
             if folder.is_dir():
                 remove_groups_of(int(folder.parent.name.removeprefix("aegis-ref-")))
         assert eventually(lambda: not any(folder.exists() for folder in folders), 10)
+
+
+@pytest.mark.skipif(not detect_cgroups().has("cpuset"), reason="no cpuset cgroup here")
+def test_a_limit_the_kernel_refuses_reaches_the_log(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The referee believes it may use CPU 4095 (its affinity, as read, says so): the kernel
+    refuses that cpuset for the bot's group. The bot still starts, and the refusal is
+    logged once, naming the bot, not lost in the group's problems."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {4095})
+    caplog.set_level(logging.WARNING, logger="referee.bots")
+    spec = BotSpec("refused", (sys.executable, "-c", "import time; time.sleep(30)"))
+    with BotServer() as server:
+        sessions = [server.start_bot(spec), server.start_bot(spec)]
+        server.stop_bots(sessions, grace=0.0)
+    refusals = [record.getMessage() for record in caplog.records]
+    assert len(refusals) == 1, refusals
+    assert "bot refused: cannot set cpuset.cpus to 4095" in refusals[0]
