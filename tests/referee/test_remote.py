@@ -18,6 +18,7 @@ import pytest
 import zmq
 from typer.testing import CliRunner
 
+from referee import peers
 from referee.bots import BotSpec
 from referee.bundled import BotNameError, resolve_bot
 from referee.faults import FaultKind
@@ -25,6 +26,7 @@ from referee.listeners import RemoteListener, generate_keys, listen_problem
 from referee.runner import MatchRunner
 from referee.server import BotServer
 from referee.time_control import TimeControl
+from tests.processes import eventually
 from tournaments.cli import app
 
 RANDOM_BOT = Path(__file__).resolve().parents[2] / "sample_bots" / "random" / "bot.py"
@@ -129,9 +131,11 @@ def test_a_remote_bot_that_vanishes_is_awaited_again(referee_keys: tuple[str, st
         second = None
         try:
             assert runner.play([spec, resolve_bot("first")], seed=1).faults == []
+            connection = runner._sessions["far"][0].connection
             first.kill()
             first.wait(5)
-            time.sleep(0.3)  # the referee's ZeroMQ notices the closed connection
+            # The referee's ZeroMQ notices the closed connection.
+            assert eventually(lambda: peers.is_dropped(connection), 10)
             started = time.monotonic()
             missed = runner.play([spec, resolve_bot("first")], seed=2)
             assert time.monotonic() - started >= 0.9  # it waited for the bot to dial in

@@ -15,7 +15,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -35,7 +34,7 @@ from referee.sandbox import (
     sandbox_command,
 )
 from referee.time_control import TimeControl
-from tests.processes import processes_running
+from tests.processes import eventually, processes_running
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 HOSTILE = BOTS / "hostile.py"
@@ -250,8 +249,7 @@ def test_a_double_forked_setsid_env_i_sleep_is_gone_when_the_match_ends(
     report, found = play(tmp_path, hostile("leftover", leftover_tag), sandboxed)
     assert found["started"] == leftover_tag
     clean(report)
-    time.sleep(0.2)
-    assert processes_running(f"sleep {leftover_tag}") == []
+    assert eventually(lambda: not processes_running(f"sleep {leftover_tag}"), 10)
 
 
 @needs_bubblewrap
