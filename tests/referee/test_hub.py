@@ -4,6 +4,7 @@ with raw sockets on the bot's and the worker's side."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -31,6 +32,12 @@ class Sockets:
         socket.linger = 0
         self.made.append(socket)
         return socket
+
+    def leave(self) -> None:
+        """Close every socket, as bots do when told ``shutdown`` (a closing hub waits for
+        its bots to leave)."""
+        for socket in self.made:
+            socket.close(0)
 
     def worker(self, hub: RemoteHub) -> zmq.Socket[bytes]:
         """A worker's link to the hub (as a local pool worker has)."""
@@ -83,6 +90,7 @@ def test_an_unknown_key_is_refused_before_any_message(
         assert hub.stray_messages == 0  # CurveZMQ refused it: nothing was even read
         assert hello(dial(context, hub, registered))["type"] == "welcome"
         assert hub.counts() == {registered[0]: LineCounts(1, 0)}
+        context.leave()
 
 
 def test_a_bot_keeps_its_connections_and_as_many_spare(
@@ -97,6 +105,7 @@ def test_a_bot_keeps_its_connections_and_as_many_spare(
         assert "connections: 1" in third["reason"]
         assert hub.counts()[keys[0]] == LineCounts(2, 0)
         assert hub.rejection(keys[0]) == third["reason"]
+        context.leave()
 
 
 def test_a_hello_without_a_common_version_is_rejected_and_remembered(
@@ -159,6 +168,7 @@ def test_the_lines_of_a_worker_that_vanishes_come_back(
         second = again.recv_multipart()
         assert second[:4] == [b"", b"leased", b"2", line]
         assert int(second[5]) >= next_id + 1  # the id the vanished worker used is behind
+        context.leave()
 
 
 def test_a_lease_for_a_bot_that_is_not_connected_waits_then_says_so(
@@ -172,3 +182,29 @@ def test_a_lease_for_a_bot_that_is_not_connected_waits_then_says_so(
         assert worker.poll(3000)
         assert worker.recv_multipart() == [b"", b"absent", b"7", b"it was not connected"]
         assert 0.25 <= time.monotonic() - started < 2.0
+
+
+def test_closing_waits_for_the_bots_to_leave_after_their_shutdown(context: Sockets) -> None:
+    """The hub tells every remote bot ``shutdown`` and waits (bounded) for its connection to
+    close: a bot that takes longer to exit than the socket's linger still gets its
+    shutdown, rather than a dropped connection it would dial again for ever."""
+    keys = generate_keys()
+    left_at: list[float] = []
+
+    def leave_slowly(socket: zmq.Socket[bytes]) -> None:
+        if socket.poll(20_000) and msgpack.unpackb(socket.recv())["type"] == "shutdown":
+            time.sleep(1.5)  # longer than the hub's linger
+            left_at.append(time.monotonic())
+            socket.close(0)
+
+    with hub_for({keys[0]: 1}) as hub:
+        bot = dial(context, hub, keys)
+        assert hello(bot)["type"] == "welcome"
+        assert eventually(lambda: hub.counts()[keys[0]].lines == 1)
+        leaver = threading.Thread(target=leave_slowly, args=(bot,))
+        leaver.start()
+        hub.close()
+        closed_at = time.monotonic()
+        leaver.join(20)
+    assert left_at, "the bot never got its shutdown"
+    assert left_at[0] <= closed_at
