@@ -80,6 +80,18 @@ def _killed(pid: int) -> bool:
     return bool(pending & (1 << (signal.SIGKILL - 1)))
 
 
+def _how(pid: int) -> str:
+    """What a process is doing: its state, pending signals and where it waits."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return "gone"
+    wanted = ("State", "SigPnd", "ShdPnd", "Threads")
+    fields = [line for line in status if line.split(":")[0] in wanted]
+    return f"{' '.join(fields)} wchan={wchan}"
+
+
 def _config(tmp_path: Path, starts: Path) -> tuple[Path, str]:
     """Two bots, a fresh process for every match, each appending its ``/proc/PID/stat`` line
     (which holds when it was forked) to ``starts`` as its first act, with bash's builtins
@@ -144,7 +156,10 @@ def test_workers_die_with_their_coordinator_and_start_no_bot(tmp_path: Path, mom
         if process.poll() is None:
             process.kill()
         process.communicate()
-    assert survivors == [], f"workers {survivors} outlived their coordinator by {GRACE_S} s"
+    assert survivors == [], (
+        f"workers {survivors} outlived their coordinator by {GRACE_S} s: "
+        f"{[_how(pid) for pid in survivors]}"
+    )
     # A process's start time is counted in clock ticks, rounded down.
     tick = 1 / os.sysconf("SC_CLK_TCK")
     late = [(parent, when - orphaned_at) for parent, when in _bot_starts(starts)]
