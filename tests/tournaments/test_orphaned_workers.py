@@ -165,6 +165,6 @@ def test_workers_die_with_their_coordinator_and_start_no_bot(tmp_path: Path, mom
     late = [(parent, when - orphaned_at) for parent, when in _bot_starts(starts)]
     late = [(parent, after) for parent, after in late if after > tick]
     assert late == [], f"orphaned workers started bots (worker, seconds after): {late}"
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
     # A referee killed outright cannot remove its private directory: the next one does.
     remove_stale_directories()
