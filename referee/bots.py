@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import fcntl
 import itertools
+import logging
 import os
 import resource
 import signal
@@ -33,6 +34,8 @@ from referee.sandbox import (
     sandbox_environment,
     unshown_program,
 )
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "BotProcess",
@@ -398,6 +401,8 @@ class BotProcess:
                 processes=limits.processes,
                 cpus=cpus,
             )
+            for problem in self.cgroup.problems:
+                _warn_once(f"bot {spec.name}: {problem}")
         cgroup = self.cgroup
         try:
             read_end, write_end = os.pipe()
@@ -491,6 +496,20 @@ class BotProcess:
         kill_by_token(self._token)  # descendants that escaped the process group
         self._log.join(1.0)
         return self.exit_code()
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(text: str) -> None:
+    """Log a warning the first time this process meets it (a bot is started for every
+    match: the same refused limit would otherwise fill the log)."""
+    with _warned_lock:
+        if text in _warned:
+            return
+        _warned.add(text)
+    _log.warning("%s (the bot runs without this limit)", text)
 
 
 def _current_directory() -> str | None:

@@ -10,7 +10,10 @@ read-only cgroup file system: a group is made with whatever works.
 
 Each referee process keeps its bots' groups in a folder of its own, ``aegis-ref-<pid>``,
 under its own group in each hierarchy; folders of referees that are gone are removed when
-the next one starts.
+the next one starts. A referee holds an advisory lock (``flock``) on each of its folders for
+as long as it lives, and the kernel drops it when the process dies, however it dies: the
+sweep takes only folders it can lock. Locks, unlike pids, stay true across PID namespaces
+sharing a hierarchy and across pid reuse.
 
 An ordinary user gets cgroups where systemd delegates a v2 subtree to it (``systemd-run
 --user --scope -p Delegate=yes``, or a service with ``Delegate=yes``): the referee's own v2
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import functools
 import os
 import signal
@@ -211,20 +215,35 @@ def _referee_folders(support: CgroupSupport) -> list[Path]:
 
 
 def _remove_stale(support: CgroupSupport) -> None:
-    """Remove the bot groups of referees that are gone (killed before they could)."""
+    """Remove the bot groups of referees that are gone (killed before they could): the
+    folders whose lock can be taken, this process's own excepted (it holds their locks)."""
     for base in _referee_folders(support):
         with contextlib.suppress(OSError):
             for entry in os.scandir(base):
-                name = entry.name
-                if not name.startswith(_PREFIX) or not name[len(_PREFIX) :].isdigit():
-                    continue
-                if Path(f"/proc/{name[len(_PREFIX) :]}").exists():
-                    continue  # its referee lives (or its pid was reused: left for later)
-                for child in Path(entry.path).iterdir():
-                    if child.is_dir():
-                        _kill_and_remove(child)
-                with contextlib.suppress(OSError):
-                    os.rmdir(entry.path)
+                if entry.name.startswith(_PREFIX) and entry.is_dir(follow_symlinks=False):
+                    _remove_if_unlocked(Path(entry.path))
+
+
+def _remove_if_unlocked(folder: Path) -> None:
+    """Kill and remove the groups in ``folder`` and the folder, if no live referee holds its
+    lock (a referee's folder, or one it was still making, under its temporary name)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # its referee lives (or this file system cannot lock: left alone)
+        with contextlib.suppress(OSError):
+            for child in folder.iterdir():
+                if child.is_dir():
+                    _kill_and_remove(child)
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+    finally:
+        os.close(descriptor)
 
 
 def remove_groups_of(pid: int) -> int:
@@ -242,29 +261,33 @@ def remove_groups_of(pid: int) -> int:
 
 _parent_lock = threading.Lock()
 #: This process's folders, removed when it exits (those of a process that cannot, killed
-#: outright, go with the next referee's sweep).
-_own_folders: list[Path] = []
+#: outright, go with the next referee's sweep), with the descriptors holding their locks.
+_own_folders: dict[Path, int] = {}
+#: How long making a folder waits for a sweep that holds its lock for a moment.
+_LOCK_WAIT_SECONDS = 2.0
 
 
 def release_folders() -> None:
-    """Remove this process's (empty) folders of bot groups; safe to call more than once."""
+    """Remove this process's (empty) folders of bot groups and let go of their locks; safe
+    to call more than once."""
     with _parent_lock:
-        folders, _own_folders[:] = list(_own_folders), []
-    for folder in folders:
+        folders = dict(_own_folders)
+        _own_folders.clear()
+    for folder, descriptor in folders.items():
         with contextlib.suppress(OSError):
             os.rmdir(folder)
+        os.close(descriptor)
 
 
 atexit.register(release_folders)
 
 
 def _parent(base: Path, v2_enable: frozenset[str] = frozenset()) -> Path:
-    """This referee's folder under ``base``, made on first use."""
+    """This referee's folder under ``base``, made and locked on first use."""
     folder = base / f"{_PREFIX}{os.getpid()}"
     with _parent_lock:
-        if not folder.is_dir():
-            folder.mkdir(exist_ok=True)
-            _own_folders.append(folder)
+        if folder not in _own_folders or not folder.is_dir():
+            _own_folders[folder] = _make_locked(folder)
             if (base / "cpuset.cpus").exists():
                 # A v1 cpuset takes no task until its CPUs and memory nodes are set.
                 for name in ("cpuset.cpus", "cpuset.mems"):
@@ -275,6 +298,57 @@ def _parent(base: Path, v2_enable: frozenset[str] = frozenset()) -> Path:
                 with contextlib.suppress(OSError):
                     _write(folder / "cgroup.subtree_control", " ".join(f"+{c}" for c in v2_enable))
     return folder
+
+
+def _make_locked(folder: Path) -> int:
+    """Make ``folder`` (or take over one left by a dead process of the same pid), holding its
+    lock; returns the descriptor that holds it. A sweep may find the new folder before it is
+    locked and remove it (cgroup v2 renames no group, so it cannot be made under another
+    name): then it is made again."""
+    previous = _own_folders.pop(folder, None)
+    if previous is not None:
+        os.close(previous)
+    for _ in range(100):
+        if folder.is_dir():
+            _remove_if_unlocked(folder)  # a dead referee's of the same pid (reused)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir()
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            locked = _lock_within(descriptor, _LOCK_WAIT_SECONDS)
+            if not locked or _same_inode(folder, descriptor):
+                return descriptor  # unlocked where nothing locks: never swept either
+        except BaseException:
+            os.close(descriptor)
+            raise
+        os.close(descriptor)  # a sweep took it meanwhile
+    raise OSError(f"{folder} was swept away while being made, again and again")
+
+
+def _lock_within(descriptor: int, seconds: float) -> bool:
+    """Take the lock, waiting up to ``seconds`` for a sweep that holds it for a moment;
+    False where the file system cannot lock."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.001)
+        except OSError:
+            return False
+
+
+def _same_inode(path: Path, descriptor: int) -> bool:
+    """Whether ``path`` still names the directory open as ``descriptor``."""
+    try:
+        named = os.stat(path)
+    except OSError:
+        return False
+    held = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _write(path: Path, text: str) -> None:

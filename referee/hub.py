@@ -68,6 +68,10 @@ __all__ = ["LineCounts", "RemoteHub"]
 
 _QUEUE_LIMIT = 1000
 _POLL_MS = 100
+#: How long closing waits for the remote bots told ``shutdown`` to close their connections
+#: (the protocol gives them one second to exit; the rest is room for a busy machine). Less
+#: than :meth:`RemoteHub.close` waits for the hub's thread.
+_SHUTDOWN_CONFIRM_S = 10.0
 _EVENT = struct.Struct("=HI")
 _POLLIN = int(zmq.POLLIN)
 _log = logging.getLogger(__name__)
@@ -225,7 +229,7 @@ class RemoteHub:
         self._stop.set()
         with contextlib.suppress(zmq.ZMQError):
             self._wake_in.send(b"", zmq.NOBLOCK)
-        self._thread.join(10.0)
+        self._thread.join(_SHUTDOWN_CONFIRM_S + 5.0)
         self._teardown()
 
     def __enter__(self) -> RemoteHub:
@@ -265,6 +269,27 @@ class RemoteHub:
             for line in list(self._lines.values()):
                 with contextlib.suppress(zmq.ZMQError):
                     self._to_line(line, builders.shutdown(self._closing_reason), zmq.NOBLOCK)
+            self._await_departures()
+
+    def _await_departures(self) -> None:
+        """Wait, up to :data:`_SHUTDOWN_CONFIRM_S`, for the bots told ``shutdown`` to close
+        their connections (the monitor reports each): a shutdown is confirmed, not hoped
+        for. Lines whose descriptor is unknown cannot be watched."""
+        deadline = time.monotonic() + _SHUTDOWN_CONFIRM_S
+        while any(line.descriptor is not None for line in self._lines.values()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _log.warning(
+                    "remote bots' hub: %d connection(s) still open %.0f s after shutdown",
+                    len(self._lines),
+                    _SHUTDOWN_CONFIRM_S,
+                )
+                return
+            try:
+                if self._public_monitor.poll(min(_POLL_MS, int(left * 1000) + 1)):
+                    self._read_monitor(self._public_monitor, self._public)
+            except zmq.ZMQError:
+                return
 
     def _turn(self, poller: zmq.Poller) -> None:
         """Wait a little for messages; handle them, expired leases and idle lines."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import logging
 import os
 import re
 import resource
@@ -64,6 +65,8 @@ from referee.session import BotSession
 
 __all__ = ["BotServer", "Reply"]
 
+_log = logging.getLogger(__name__)
+
 #: Messages queued per peer before ZeroMQ stops reading from it: bounds a flooding bot.
 _QUEUE_LIMIT = 64
 #: Outgoing messages queued per peer. The referee has at most one request open per bot, but
@@ -80,6 +83,9 @@ _UNASKED_LIMIT = 16
 _AWAITED_LIMIT = 1024
 #: How long closing the remote socket may take to send what it holds (bots' shutdowns).
 _SHUTDOWN_LINGER_MS = 1000
+#: How long a remote bot told ``shutdown`` has to close its connection before the referee
+#: closes its own anyway: the protocol's one second to exit, and room for a busy machine.
+_SHUTDOWN_CONFIRM_S = 10.0
 #: Largest message read from a bot that is not being asked; anything longer is not decoded.
 _UNASKED_MESSAGE_BYTES = 4096
 #: What a bot's last output says when an allocation failed under an rlimit (no cgroup).
@@ -171,6 +177,9 @@ class BotServer:
         self._zap: ZapHandler | None = None
         self._by_remote_identity: dict[bytes, BotSession] = {}
         self._awaiting_keys: dict[str, BotSession] = {}
+        #: Remote bots told ``shutdown``, by key: the reason, told again to a bot that dials
+        #: in anew before its old connection closed (it did not get the first).
+        self._departing_keys: dict[str, str] = {}
         self._poller: zmq.Poller | None = None
         self._closed = False
         #: Remote bots reached through a tournament's hub instead (``remote_link``).
@@ -188,6 +197,8 @@ class BotServer:
                 raise
         self._next_id = 0
         self.stray_messages = 0
+        #: The connections of remote bots told ``shutdown`` that have yet to close.
+        self._departures: list[peers.Connection] = []
         #: The pid and ancestors of recent strangers' processes, by connection.
         self._senders: dict[bytes, tuple[int, ...]] = {}
 
@@ -220,7 +231,7 @@ class BotServer:
     def _admits_key(self, key: str) -> bool:
         """The ZAP check (on the handler's thread): a remote bot with the public key ``key``
         is expected or connected."""
-        if key in self._awaiting_keys:
+        if key in self._awaiting_keys or key in self._departing_keys:
             return True
         return any(
             session.spec.curve_public_key == key
@@ -252,6 +263,7 @@ class BotServer:
             return session
         session = BotSession(spec=spec, token="", remote=True)
         self._awaiting_keys[spec.curve_public_key] = session
+        self._departing_keys.pop(spec.curve_public_key, None)  # welcome again
         return session
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -316,14 +328,21 @@ class BotServer:
         while session.identity is None and session.handshake_fault is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                session.handshake_fault = session.fault(
+                session.handshake_fault = self._memory_crash(
+                    session, "before a valid hello"
+                ) or session.fault(
                     FaultKind.HANDSHAKE,
                     f"no valid hello within {timeout_s * 1000:.0f} ms",
                 )
                 break
             if session.exited():
-                crash = self._crash_fault(session, "before a valid hello")
-                session.handshake_fault = dataclasses.replace(crash, kind=FaultKind.HANDSHAKE)
+                memory = self._memory_crash(session, "before a valid hello")
+                crash = memory or self._crash_fault(session, "before a valid hello")
+                # Killed over its memory limit, it is a crash however early (the limit is
+                # the bot's to keep); otherwise a bot that never said hello.
+                session.handshake_fault = memory or dataclasses.replace(
+                    crash, kind=FaultKind.HANDSHAKE
+                )
                 break
             self._pump(min(remaining, _POLL_SLICE))
         self._awaiting.pop(session.token, None)
@@ -349,17 +368,44 @@ class BotServer:
         self, sessions: Sequence[BotSession], reason: str = "done", grace: float = 1.0
     ) -> None:
         """:meth:`stop_bot` for several bots at once: every one is told first, so they all
-        exit in the same grace period."""
+        exit in the same grace period. A remote bot's shutdown is confirmed: its connection
+        must close (the bot exits), within a bound."""
+        departing: list[peers.Connection] = []
         for session in sessions:
             # A lent remote bot is given back, never shut down: the tournament goes on.
             if session.connected and session.lease is None:
                 with contextlib.suppress(_SendError):
                     self._send(session, builders.shutdown(reason))
+                    key = session.spec.curve_public_key
+                    if session.remote and key is not None and session.connection is not None:
+                        self._departing_keys[key] = reason
+                        departing.append(session.connection)
             self.forget(session)
         for session in sessions:
             if session.process is not None:
                 session.process.stop(grace)
             self._release_endpoint(session)
+        if departing:
+            self._await_departures(departing)
+
+    def _await_departures(self, connections: list[peers.Connection]) -> None:
+        """Wait, up to :data:`_SHUTDOWN_CONFIRM_S`, for remote bots told ``shutdown`` to close
+        their connections, reading meanwhile: a bot whose connection dropped before the
+        shutdown reached it dials in again, and is told anew (:meth:`_stranger`)."""
+        self._departures = connections
+        deadline = time.monotonic() + _SHUTDOWN_CONFIRM_S
+        try:
+            while any(not peers.is_dropped(connection) for connection in self._departures):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    _log.warning(
+                        "remote bot(s) told to shut down still connected after %.0f s",
+                        _SHUTDOWN_CONFIRM_S,
+                    )
+                    return
+                self._pump(min(left, _POLL_SLICE))
+        finally:
+            self._departures = []
 
     @staticmethod
     def _close_endpoint(session: BotSession) -> None:
@@ -432,7 +478,9 @@ class BotServer:
         try:
             self._send(session, message)
         except _SendError as failure:
-            return session.fault(FaultKind.DISCONNECT, str(failure))
+            return self._memory_crash(session, "as a message was sent") or session.fault(
+                FaultKind.DISCONNECT, str(failure)
+            )
         return None
 
     def request(
@@ -461,7 +509,9 @@ class BotServer:
         try:
             request_id = self._send(session, message)
         except _SendError as failure:
-            return session.fault(FaultKind.DISCONNECT, str(failure))
+            return self._memory_crash(
+                session, f"before {reply_type} was asked for"
+            ) or session.fault(FaultKind.DISCONNECT, str(failure))
         session.unasked = 0
         awaited = session.awaited
         awaited.add(request_id)
@@ -495,7 +545,10 @@ class BotServer:
                 return pending
             now = time.monotonic()
             if now >= deadline:
-                return session.fault(
+                # Silent because the kernel killed (part of) it for its memory: a crash.
+                return self._memory_crash(
+                    session, f"while {reply_type} was awaited"
+                ) or session.fault(
                     FaultKind.TIMEOUT,
                     f"no {reply_type} within {timeout_s * 1000:.0f} ms",
                 )
@@ -759,6 +812,9 @@ class BotServer:
             return
         refusal: str | None = None
         blame_sender = not remote
+        if remote and (remote_user or "") in self._departing_keys:
+            self._repeat_shutdown(identity, message, remote_user or "", last)
+            return
         if remote:
             # CurveZMQ already authenticated the key; ZAP reported it as the User-Id.
             session = self._awaiting_keys.get(remote_user or "") or self._reconnecting(
@@ -854,8 +910,12 @@ class BotServer:
         return None
 
     def _lost(self, session: BotSession, when: str) -> Fault:
-        """The fault of a bot whose connection dropped: a crash if its process ends soon."""
+        """The fault of a bot whose connection dropped: a crash if its process ends soon,
+        or if the kernel killed a process of it for its memory."""
         session.connection = None
+        memory = self._memory_crash(session, when)
+        if memory is not None:
+            return memory
         deadline = time.monotonic() + _EXIT_GRACE
         while session.process is not None and not session.exited():
             if time.monotonic() >= deadline:
@@ -896,6 +956,24 @@ class BotServer:
         with contextlib.suppress(zmq.ZMQError):  # never wait for a stranger that does not read
             send_to(socket, identity, payload, _NOBLOCK)
 
+    def _repeat_shutdown(
+        self, identity: bytes, hello: Hello, key: str, last: zmq.Frame | None
+    ) -> None:
+        """Answer the hello of a remote bot already told to shut down with ``shutdown``
+        again, and wait for this connection to close too."""
+        chosen = agree_version(hello, self.supported_versions)
+        version = chosen if isinstance(chosen, str) else PROTOCOL_VERSION
+        payload = self._envelopes.pack(
+            version, self._take_id(), builders.shutdown(self._departing_keys[key])
+        )
+        if self._remote_socket is None:
+            return
+        with contextlib.suppress(zmq.ZMQError):
+            send_to(self._remote_socket, identity, payload, _NOBLOCK)
+            connection = peers.connection_of(source_descriptor(last))
+            if connection is not None:
+                self._departures.append(connection)
+
     def _take_id(self) -> int:
         self._next_id += 1
         return self._next_id
@@ -933,6 +1011,23 @@ class BotServer:
         """A malformed message, whenever it came: tell the bot why, and note its fault."""
         self._send_error(session, about, ErrorCode.MALFORMED, detail)
         session.note_fault(FaultKind.MALFORMED, detail)
+
+    def _memory_crash(self, session: BotSession, when: str) -> Fault | None:
+        """A crash if the kernel killed a process of the bot for its cgroup's memory limit,
+        whatever the referee noticed first (its exit, its dropped connection, its silence);
+        the bot is then stopped. None otherwise."""
+        process = session.process
+        if process is None or not process.memory_exceeded():
+            return None
+        if process.exit_code() is not None:
+            return self._crash_fault(session, when)
+        session.closed = True
+        process.stop(0.0)  # what is left of it, silent or cut off
+        return session.fault(
+            FaultKind.CRASH,
+            f"a process of it was killed {when}: over its memory limit of "
+            f"{process.spec.limits.memory_mb} MiB",
+        )
 
     def _crash_fault(self, session: BotSession, when: str) -> Fault:
         process = session.process

@@ -3,13 +3,15 @@
 
 Every process the tests start inherits ``AEGISREF_TEST_RUN``, a value drawn for this run,
 and a bot's descendants inherit it from the bot; at the end of the run none may be alive. Nor
-may any ``aegis-ref-ipc-*`` directory that appeared during the run remain.
+may any ``aegis-ref-ipc-*`` directory that appeared during the run remain, unless a live
+process of another run owns it (two runs on one machine, as a loaded CI may have).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from referee.bots import processes_with_environment
-from referee.rundir import PREFIX
+from referee.rundir import OWNER_FILE, PREFIX
 
 # Not AEGIS_*: the SDK tests start their bots without the AEGIS_ variables of this process.
 _RUN_VARIABLE = "AEGISREF_TEST_RUN"
@@ -60,12 +62,32 @@ def _command_line(pid: int) -> str:
 
 
 def _left_running(run: str) -> dict[int, str]:
-    """The processes of this run still alive, but multiprocessing's resource tracker: the
-    pools of the tournament tests start it in this process, and it ends with this process."""
+    """The processes of this run still alive, but multiprocessing's resource tracker and the
+    reaper of this process's bots (tournaments/run/reaper.py): tests start them in this process,
+    and they end with it."""
     found = {pid: _command_line(pid) for pid in processes_with_environment(_RUN_VARIABLE, run)}
+    own_reaper = f"reaper.py {_reaper_marker_prefix()}"
     return {
-        pid: line for pid, line in found.items() if "multiprocessing.resource_tracker" not in line
+        pid: line
+        for pid, line in found.items()
+        if "multiprocessing.resource_tracker" not in line and own_reaper not in line
     }
+
+
+def _reaper_marker_prefix() -> str:
+    """How the marker of this process's reaper starts (see tournaments/run/worker.py)."""
+    return f"{socket.gethostname()}-{os.getpid()}-"
+
+
+def _of_another_run(directory: Path, run: str) -> bool:
+    """Whether a referee directory's owner (the pid in its owner file) lives and belongs to
+    another test run, or to none."""
+    try:
+        owner = int(Path(directory, OWNER_FILE).read_text(encoding="ascii"))
+        environment = Path(f"/proc/{owner}/environ").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return False
+    return f"{_RUN_VARIABLE}={run}".encode() not in environment
 
 
 def _left_behind(before: set[Path]) -> list[str]:
@@ -75,7 +97,9 @@ def _left_behind(before: set[Path]) -> list[str]:
     deadline = time.monotonic() + _SETTLE_SECONDS
     while True:
         processes = _left_running(run)
-        directories = _referee_directories() - before
+        directories = {
+            path for path in _referee_directories() - before if not _of_another_run(path, run)
+        }
         if not (processes or directories) or time.monotonic() > deadline:
             break
         time.sleep(0.1)

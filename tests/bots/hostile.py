@@ -13,6 +13,12 @@ referee, its opponent or the machine, then reports what it achieved on stderr as
 - ``disk-filler``: write into /tmp and into its working directory until refused;
 - ``fork-bomb``: fork sleeping children until refused;
 - ``memory-hog MB``: allocate and touch MB MiB of memory;
+- ``memory-bomb MB MOMENT``: write MB MiB into an anonymous mapping (no allocator to fail:
+  only the kernel's limit stops it) at a MOMENT: ``hello`` (before saying hello), ``ready``
+  (just after its ready), ``idle`` (just after its first act, while the opponent thinks and
+  the referee may freeze it), ``decide`` (in the middle of its first decision) or
+  ``helper`` (a child process it starts in its second decision writes, and the bot, its
+  helper gone, falls silent);
 - ``spinner``: start child processes that spin forever;
 - ``widen``: widen its CPU affinity to every CPU of the machine;
 - ``connection-flood N``: open N plain connections to its endpoint (from several processes,
@@ -35,6 +41,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -259,6 +266,24 @@ def hog_memory(megabytes: int) -> None:
     report("memory-hog", allocated=len(chunks) * 16)
 
 
+def fill_mapping(megabytes: int, moment: str) -> None:
+    import mmap
+
+    report("memory-bomb", mapping=megabytes, moment=moment)
+    mapping = mmap.mmap(-1, megabytes << 20)
+    chunk = b"x" * (1 << 20)
+    for offset in range(0, megabytes << 20, 1 << 20):
+        mapping[offset : offset + (1 << 20)] = chunk
+    report("memory-bomb", written=megabytes, moment=moment)
+
+
+def fill_mapping_soon(megabytes: int, moment: str) -> threading.Thread:
+    """On a thread, a moment from now: after the message being answered has gone."""
+    filler = threading.Timer(0.05, fill_mapping, (megabytes, moment))
+    filler.start()
+    return filler
+
+
 def spin(count: int = 4) -> None:
     for _ in range(count):
         subprocess.Popen(
@@ -325,9 +350,15 @@ class Hostile(Bot):
         self.attack = attack
         self.arguments = list(arguments)
         self.matches = 0
+        self.decisions = 0
+        self.filler: threading.Thread | None = None
 
     def on_match_start(self, match: MatchInfo) -> None:
         self.matches += 1
+        if self.attack == "memory-bomb":
+            if self.arguments[1] == "ready" and self.matches == 1:
+                self.filler = fill_mapping_soon(int(self.arguments[0]), "ready")
+            return
         if self.attack == "remember":
             markers = [Path("/tmp/hostile-marker"), Path.cwd() / "hostile-marker"]
             seen = [marker.exists() for marker in markers]
@@ -359,11 +390,28 @@ class Hostile(Bot):
 
     def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
         """The first legal action."""
+        if self.filler is not None:
+            self.filler.join()  # a short match must not end before the kernel steps in
+        self.decisions += 1
+        if self.attack == "memory-bomb" and self.decisions <= 2:
+            megabytes, moment = int(self.arguments[0]), self.arguments[1]
+            if self.decisions == 2:
+                if moment == "helper":  # past the first decision's warm-up time
+                    subprocess.run([sys.executable, __file__, "fill", str(megabytes)], check=False)
+                    time.sleep(120)
+            elif moment == "decide":
+                fill_mapping(megabytes, moment)
+            elif moment == "idle":
+                self.filler = fill_mapping_soon(megabytes, moment)
         return legal[0]
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["token-racer"]:
+    if sys.argv[1:2] == ["fill"]:
+        fill_mapping(int(sys.argv[2]), "helper")
+    elif sys.argv[1:2] == ["token-racer"]:
         race_tokens(float(sys.argv[2]), sys.argv[3], *sys.argv[4:5])
     else:
+        if sys.argv[1:2] == ["memory-bomb"] and sys.argv[3:4] == ["hello"]:
+            fill_mapping(int(sys.argv[2]), "hello")
         run(Hostile(sys.argv[1], sys.argv[2:]), argv=[])

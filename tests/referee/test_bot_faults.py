@@ -23,6 +23,7 @@ from referee.faults import FaultKind
 from referee.runner import MatchReport, MatchRunner
 from referee.server import BotServer
 from referee.time_control import TimeControl
+from tests.processes import eventually
 from tests.referee.bot_helpers import FAST, RAWBOT, rawbot
 
 #: The id of rawbot's answer to its second decision.
@@ -147,7 +148,11 @@ def test_a_nohello_fault_counts_only_the_bots_own_rejected_hellos() -> None:
             stranger.connect(silent.endpoint)
             hello = {"version": "1.0", "id": 1, "type": "hello", "versions": ["1.0"]}
             stranger.send(msgpack.packb({**hello, "name": "x", "token": "guess"}))
-            time.sleep(0.5)  # the liar's hello and the stranger's are waiting by now
+            # The liar's hello and the stranger's are read (and rejected) first.
+            assert eventually(
+                lambda: (server.drain(0.05), liar.rejected_hellos > 0 and stranger.poll(0))[1],
+                10,
+            )
             silent_fault = server.handshake(silent, 1.0)
             liar_fault = server.handshake(liar, 0.5)
             assert stranger.poll(1000)  # the stranger was rejected too

@@ -4,6 +4,7 @@ with raw sockets on the bot's and the worker's side."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,8 @@ from referee.listeners import RemoteListener, generate_keys
 from tests.processes import eventually
 
 REFEREE = generate_keys()
+#: How long a message the test expects may take to come (a busy machine is slow).
+WAIT_MS = 10_000
 
 
 class Sockets:
@@ -31,6 +34,12 @@ class Sockets:
         socket.linger = 0
         self.made.append(socket)
         return socket
+
+    def leave(self) -> None:
+        """Close every socket, as bots do when told ``shutdown`` (a closing hub waits for
+        its bots to leave)."""
+        for socket in self.made:
+            socket.close(0)
 
     def worker(self, hub: RemoteHub) -> zmq.Socket[bytes]:
         """A worker's link to the hub (as a local pool worker has)."""
@@ -62,11 +71,14 @@ def dial(context: Sockets, hub: RemoteHub, keys: tuple[str, str]) -> zmq.Socket[
     return socket
 
 
-def hello(socket: zmq.Socket[bytes], versions: tuple[str, ...] = ("1.1",)) -> dict[str, Any]:
-    """Say hello; the hub's answer, or {} if none comes within a second."""
+def hello(
+    socket: zmq.Socket[bytes], versions: tuple[str, ...] = ("1.1",), wait_ms: int = WAIT_MS
+) -> dict[str, Any]:
+    """Say hello; the hub's answer, or {} if none comes within ``wait_ms`` (a busy machine
+    may take seconds to complete a CurveZMQ handshake)."""
     message = {"version": "1.1", "type": "hello", "id": 1, "versions": list(versions)}
     socket.send(msgpack.packb({**message, "name": "raw"}))
-    if not socket.poll(1000):
+    if not socket.poll(wait_ms):
         return {}
     answer: dict[str, Any] = msgpack.unpackb(socket.recv())
     return answer
@@ -78,11 +90,12 @@ def test_an_unknown_key_is_refused_before_any_message(
     registered = generate_keys()
     with hub_for({registered[0]: 1}) as hub:
         intruder = dial(context, hub, generate_keys())
-        assert hello(intruder) == {}
+        assert hello(intruder, wait_ms=1000) == {}  # nothing comes
         assert hub.counts() == {registered[0]: LineCounts(0, 0)}
         assert hub.stray_messages == 0  # CurveZMQ refused it: nothing was even read
         assert hello(dial(context, hub, registered))["type"] == "welcome"
         assert hub.counts() == {registered[0]: LineCounts(1, 0)}
+        context.leave()
 
 
 def test_a_bot_keeps_its_connections_and_as_many_spare(
@@ -97,6 +110,7 @@ def test_a_bot_keeps_its_connections_and_as_many_spare(
         assert "connections: 1" in third["reason"]
         assert hub.counts()[keys[0]] == LineCounts(2, 0)
         assert hub.rejection(keys[0]) == third["reason"]
+        context.leave()
 
 
 def test_a_hello_without_a_common_version_is_rejected_and_remembered(
@@ -117,7 +131,7 @@ def test_a_closed_connection_is_noticed_and_idle_ones_are_pinged(
     with hub_for({keys[0]: 1}) as hub:
         bot = dial(context, hub, keys)
         assert hello(bot)["type"] == "welcome"
-        assert bot.poll(3000)  # heartbeat_ms 1000: an idle line is pinged
+        assert bot.poll(WAIT_MS)  # heartbeat_ms 1000: an idle line is pinged
         assert msgpack.unpackb(bot.recv())["type"] == "ping"
         bot.close(0)
         assert eventually(lambda: hub.counts()[keys[0]] == LineCounts(0, 0))
@@ -134,7 +148,7 @@ def test_the_lines_of_a_worker_that_vanishes_come_back(
         welcome = hello(bot)
         worker = context.worker(hub)
         worker.send_multipart([b"", b"lease", b"1", keys[0].encode(), b"1000", b"1000"])
-        assert worker.poll(3000)
+        assert worker.poll(WAIT_MS)
         leased = worker.recv_multipart()
         assert leased[:3] == [b"", b"leased", b"1"]
         line, protocol, next_id = leased[3], leased[4], int(leased[5])
@@ -143,22 +157,23 @@ def test_the_lines_of_a_worker_that_vanishes_come_back(
         ping = {"version": "1.1", "type": "ping", "id": next_id + 1}
         worker.send_multipart([line, msgpack.packb(ping)])
         while True:  # the hub's own pings, sent before the lease, may come first
-            assert bot.poll(3000)
+            assert bot.poll(WAIT_MS)
             seen = msgpack.unpackb(bot.recv())
             if seen["id"] == next_id + 1:
                 break
         bot.send(msgpack.packb({"version": "1.1", "type": "pong", "id": 2, "reply_to": seen["id"]}))
-        assert worker.poll(3000)
+        assert worker.poll(WAIT_MS)
         assert worker.recv_multipart()[0] == line  # the bot's answer reaches its lessee
         assert hub.counts()[keys[0]] == LineCounts(1, 1)
         worker.close(0)
         assert eventually(lambda: hub.counts()[keys[0]] == LineCounts(1, 0))
         again = context.worker(hub)
         again.send_multipart([b"", b"lease", b"2", keys[0].encode(), b"1000", b"1000"])
-        assert again.poll(3000)
+        assert again.poll(WAIT_MS)
         second = again.recv_multipart()
         assert second[:4] == [b"", b"leased", b"2", line]
         assert int(second[5]) >= next_id + 1  # the id the vanished worker used is behind
+        context.leave()
 
 
 def test_a_lease_for_a_bot_that_is_not_connected_waits_then_says_so(
@@ -169,6 +184,32 @@ def test_a_lease_for_a_bot_that_is_not_connected_waits_then_says_so(
         worker = context.worker(hub)
         started = time.monotonic()
         worker.send_multipart([b"", b"lease", b"7", keys[0].encode(), b"300", b"5000"])
-        assert worker.poll(3000)
+        assert worker.poll(WAIT_MS)
         assert worker.recv_multipart() == [b"", b"absent", b"7", b"it was not connected"]
         assert 0.25 <= time.monotonic() - started < 2.0
+
+
+def test_closing_waits_for_the_bots_to_leave_after_their_shutdown(context: Sockets) -> None:
+    """The hub tells every remote bot ``shutdown`` and waits (bounded) for its connection to
+    close: a bot that takes longer to exit than the socket's linger still gets its
+    shutdown, rather than a dropped connection it would dial again for ever."""
+    keys = generate_keys()
+    left_at: list[float] = []
+
+    def leave_slowly(socket: zmq.Socket[bytes]) -> None:
+        if socket.poll(20_000) and msgpack.unpackb(socket.recv())["type"] == "shutdown":
+            time.sleep(1.5)  # longer than the hub's linger
+            left_at.append(time.monotonic())
+            socket.close(0)
+
+    with hub_for({keys[0]: 1}) as hub:
+        bot = dial(context, hub, keys)
+        assert hello(bot)["type"] == "welcome"
+        assert eventually(lambda: hub.counts()[keys[0]].lines == 1)
+        leaver = threading.Thread(target=leave_slowly, args=(bot,))
+        leaver.start()
+        hub.close()
+        closed_at = time.monotonic()
+        leaver.join(20)
+    assert left_at, "the bot never got its shutdown"
+    assert left_at[0] <= closed_at

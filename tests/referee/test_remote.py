@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
 import zmq
 from typer.testing import CliRunner
 
+from referee import peers
 from referee.bots import BotSpec
 from referee.bundled import BotNameError, resolve_bot
 from referee.faults import FaultKind
@@ -22,6 +24,7 @@ from referee.listeners import RemoteListener, generate_keys, listen_problem
 from referee.runner import MatchRunner
 from referee.server import BotServer
 from referee.time_control import TimeControl
+from tests.processes import eventually
 from tests.referee.bot_helpers import remote_bot
 from tournaments.cli import app
 
@@ -102,9 +105,11 @@ def test_a_remote_bot_that_vanishes_is_awaited_again(referee_keys: tuple[str, st
         second = None
         try:
             assert runner.play([spec, resolve_bot("first")], seed=1).faults == []
+            connection = runner._sessions["far"][0].connection
             first.kill()
             first.wait(5)
-            time.sleep(0.3)  # the referee's ZeroMQ notices the closed connection
+            # The referee's ZeroMQ notices the closed connection.
+            assert eventually(lambda: peers.is_dropped(connection), 10)
             started = time.monotonic()
             missed = runner.play([spec, resolve_bot("first")], seed=2)
             assert time.monotonic() - started >= 0.9  # it waited for the bot to dial in
@@ -310,3 +315,90 @@ def test_the_listener_secret_is_not_in_its_repr(referee_keys: tuple[str, str]) -
     listener = RemoteListener("127.0.0.1", 7100, public, secret)
     assert secret not in repr(listener)
     assert public in repr(listener)
+
+
+class ShutdownWitness:
+    """A remote bot on a thread: it dials in, says hello, and when ``shutdown`` comes it
+    notes the moment and either closes its connection after ``linger_s`` (an exiting bot
+    slowed by a busy machine), or, with ``redial``, acts as if the shutdown had not reached
+    it: it dials in again and says hello anew, then drops the first connection, and closes
+    the second after the answer to that hello."""
+
+    def __init__(
+        self, endpoint: str, server_key: str, keys: tuple[str, str], *, linger_s: float = 0.0
+    ) -> None:
+        self.endpoint, self.server_key, self.keys = endpoint, server_key, keys
+        self.linger_s = linger_s
+        self.redial = False
+        self.shutdowns = 0
+        self.closed_at: float | None = None
+        self.context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _connect(self) -> zmq.Socket[bytes]:
+        dealer = self.context.socket(zmq.DEALER)
+        dealer.linger = 0
+        dealer.curve_serverkey = self.server_key.encode()
+        dealer.curve_publickey = self.keys[0].encode()
+        dealer.curve_secretkey = self.keys[1].encode()
+        dealer.connect(self.endpoint)
+        hello = {
+            "version": "1.1",
+            "id": 1,
+            "type": "hello",
+            "versions": ["1.1"],
+            "name": "witness",
+            "token": "",
+        }
+        dealer.send(msgpack.packb(hello))
+        return dealer
+
+    def _run(self) -> None:
+        dealer = self._connect()
+        while dealer.poll(30_000):
+            message = msgpack.unpackb(dealer.recv())
+            if message.get("type") != "shutdown":
+                continue
+            self.shutdowns += 1
+            if self.redial and self.shutdowns == 1:
+                first, dealer = dealer, self._connect()
+                if dealer.poll(30_000):  # the answer to the new hello
+                    self.shutdowns += msgpack.unpackb(dealer.recv()).get("type") == "shutdown"
+                first.close(0)
+            time.sleep(self.linger_s)
+            break
+        self.closed_at = time.monotonic()
+        dealer.close(0)
+
+    def __enter__(self) -> ShutdownWitness:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.thread.join(40)
+        self.context.destroy(linger=0)
+
+
+def _witnessed_server(public: str, secret: str) -> BotServer:
+    return BotServer(remote=RemoteListener("127.0.0.1", 0, public, secret))
+
+
+@pytest.mark.parametrize("redial", [False, True], ids=["slow-exit", "redial"])
+def test_a_remote_bots_shutdown_is_confirmed(referee_keys: tuple[str, str], redial: bool) -> None:
+    """The referee waits for a remote bot told ``shutdown`` to close its connection (an
+    exit slower than the socket's linger is not cut short), and tells a bot that dials in
+    again meanwhile once more: a remote bot left behind would dial a closed port for
+    ever."""
+    public, secret = referee_keys
+    keys = generate_keys()
+    with _witnessed_server(public, secret) as server:
+        assert server.remote_endpoint is not None
+        session = server.expect_remote(BotSpec("witness", (), curve_public_key=keys[0]))
+        with ShutdownWitness(server.remote_endpoint, public, keys, linger_s=1.5) as witness:
+            witness.redial = redial
+            assert server.handshake(session, 20.0) is None
+            server.stop_bots([session], "referee closing")
+            stopped = time.monotonic()
+            assert witness.closed_at is not None, "stop_bots returned before the bot left"
+            assert witness.closed_at <= stopped
+            assert witness.shutdowns == (2 if redial else 1)

@@ -28,7 +28,9 @@ from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner
 from referee.server import BotServer, Reply
+from referee.session import BotSession
 from referee.time_control import TimeControl
+from tests.processes import eventually
 from tests.protocol.sdk_support import python_script, wait_gone
 from tests.referee.bot_helpers import FAST, RAWBOT, rawbot
 
@@ -258,13 +260,21 @@ def test_a_stray_message_between_matches_restarts_the_bot(runner: MatchRunner) -
     stray = rawbot("stray", "--fault", "garbage_at_match_end", keep_alive=True)
     first = runner.play([stray, rawbot("good")], seed=1)
     assert first.forfeit_fault is None
-    pid = runner._sessions["stray"][0].process.pid  # type: ignore[union-attr]
-    time.sleep(0.3)  # the stray bytes are waiting by now
+    session = runner._sessions["stray"][0]
+    pid = session.process.pid  # type: ignore[union-attr]
+    # The stray bytes are read (between matches, as the next match would first).
+    assert eventually(lambda: read_between_matches(runner, session), 10)
     second = runner.play([stray, rawbot("good")], seed=2)
     assert second.forfeit_fault is None, second.forfeit_fault
     assert not second.faults
     assert runner.counters["stray"]["restarts"] == 1
     assert runner._sessions["stray"][0].process.pid != pid  # type: ignore[union-attr]
+
+
+def read_between_matches(runner: MatchRunner, session: BotSession) -> bool:
+    """Read what bots sent between matches; whether this bot's fault was noted."""
+    runner.server.drain(0.05)
+    return session.pending_fault is not None
 
 
 @pytest.mark.parametrize("fault", ["child_ignores_term", "child_escapes"])
@@ -462,7 +472,7 @@ def test_a_large_message_nobody_asked_for_is_refused_undecoded(runner: MatchRunn
     big = rawbot("big", "--fault", "big_at_match_end", keep_alive=True)
     runner.play([big, rawbot("good")], seed=1)
     session = runner._sessions["big"][0]
-    time.sleep(0.3)  # the message is waiting by now
+    assert eventually(lambda: read_between_matches(runner, session), 10)
     second = runner.play([big, rawbot("good")], seed=2)
     assert second.forfeit_fault is None
     assert session.counters["messages_dropped"] == 1

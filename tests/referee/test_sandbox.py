@@ -15,7 +15,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -35,7 +34,7 @@ from referee.sandbox import (
     sandbox_command,
 )
 from referee.time_control import TimeControl
-from tests.processes import processes_running
+from tests.processes import eventually, processes_running
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
 HOSTILE = BOTS / "hostile.py"
@@ -250,8 +249,7 @@ def test_a_double_forked_setsid_env_i_sleep_is_gone_when_the_match_ends(
     report, found = play(tmp_path, hostile("leftover", leftover_tag), sandboxed)
     assert found["started"] == leftover_tag
     clean(report)
-    time.sleep(0.2)
-    assert processes_running(f"sleep {leftover_tag}") == []
+    assert eventually(lambda: not processes_running(f"sleep {leftover_tag}"), 10)
 
 
 @needs_bubblewrap
@@ -301,6 +299,27 @@ def test_the_memory_hog_gets_a_crash_fault_that_says_memory(
     assert fault is not None
     assert (fault.kind, fault.bot) == (FaultKind.CRASH, "hostile")
     assert "over its memory limit of 128 MiB" in fault.detail
+    assert report.winner == 1
+
+
+@needs_cgroups
+@BOTH
+@pytest.mark.parametrize("moment", ["hello", "ready", "idle", "decide", "helper"])
+def test_a_bot_killed_by_its_memory_cap_is_named_for_it(
+    tmp_path: Path, sandboxed: bool, moment: str
+) -> None:
+    """A bot writes 3 GiB into an anonymous mapping under a 96 MiB cap, before its hello,
+    after its ready, while its opponent thinks (frozen, sandboxed), mid-decision, or in a
+    helper process whose death leaves the bot silent: the kernel kills it, and whatever the
+    referee notices first (the exit, the dropped connection, the silence), the cgroup's
+    count of kills names the fault."""
+    attacker = hostile("memory-bomb", "3072", moment, memory_mb=96)
+    report, found = play(tmp_path, attacker, sandboxed)
+    assert (found["mapping"], found["moment"]) == ("3072", moment)
+    fault = report.forfeit_fault
+    assert fault is not None
+    assert (fault.kind, fault.bot) == (FaultKind.CRASH, "hostile"), fault
+    assert "over its memory limit of 96 MiB" in fault.detail, fault
     assert report.winner == 1
 
 

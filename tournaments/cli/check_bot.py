@@ -38,6 +38,7 @@ from tournaments.cli.options import (
     sandbox_from_flag,
     warmup_ms_flag,
 )
+from tournaments.run.worker import reaped
 
 __all__ = ["app", "check_bot_command", "print_item"]
 
@@ -114,7 +115,7 @@ def check_bot_command(
     referee.key, or the bot remote:KEY): the check waits for it, then takes it through every
     item that makes sense for a bot it did not start.
     """
-    spec = _remote_spec(remote) if remote is not None else _started_spec(command)
+    spec = _remote_spec(remote) if remote is not None else reaped(_started_spec(command))
     listener = listener_from_flags(listen, key_file, needed=spec.is_remote, exit_code=EXIT_UNUSABLE)
     plan = sandbox_from_flag(sandbox, exit_code=EXIT_UNUSABLE)
     settings = CheckSettings(

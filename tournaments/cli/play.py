@@ -57,6 +57,7 @@ from tournaments.cli.options import (
     warmup_ms_flag,
     with_rules_flags,
 )
+from tournaments.run.worker import reaped
 
 __all__ = [
     "RULES_SUMMARY",
@@ -639,7 +640,7 @@ def play_command(
     human = Seat(seat)
     plan = sandbox_from_flag(sandbox, exit_code=EXIT_USAGE)
     outcome = play_human_match(
-        spec,
+        reaped(spec),
         TerminalPlayer(console),
         seed=secrets.randbits(32) if seed is None else seed,
         human_seat=human,

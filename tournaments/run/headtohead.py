@@ -41,7 +41,7 @@ from referee.seeds import derive_seed
 from referee.time_control import TimeControl
 from tournaments.errors import TournamentError
 from tournaments.run.coordinator import make_executor, worker_cpus
-from tournaments.run.worker import MatchOutcome, MatchTask, match_outcome, play_match_task
+from tournaments.run.worker import MatchOutcome, MatchTask, match_outcome, play_match_task, reaped
 from tournaments.stats.ratings import fit_elo
 from tournaments.stats.sprt import PairCounts, PairOutcome, signed
 
@@ -215,7 +215,9 @@ class MatchPlayer:
             for number in numbers:
                 task = self.duel.task(number)
                 started = time.perf_counter()
-                report = runner.play(task.bots, task.seed, task.match_id)
+                # Bots of this process: its reaper kills what they leave if it is killed.
+                bots = [reaped(spec) for spec in task.bots]
+                report = runner.play(bots, task.seed, task.match_id)
                 duration = time.perf_counter() - started
                 yield Played.of(number, match_outcome(task, report, duration))
             return

@@ -23,7 +23,7 @@ from referee.faults import fault_reason, printable
 from referee.preflight import PreflightResult, preflight_bots
 from referee.sandbox import SandboxPlan
 from tournaments.errors import ClusterError, PreflightError
-from tournaments.run.worker import preflight_task
+from tournaments.run.worker import preflight_task, reaped
 
 __all__ = ["LAST_LINES", "failure_text", "preflight", "preflight_log_dir"]
 
@@ -68,7 +68,7 @@ def preflight(
     began = time.monotonic()
     if cluster is None:
         results = preflight_bots(
-            started,
+            [reaped(spec) for spec in started],
             warmup_ms=warmup_ms,
             sandbox=sandbox,
             log_dir=preflight_log_dir(output),

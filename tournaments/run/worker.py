@@ -71,6 +71,7 @@ __all__ = [
     "play_match_batch",
     "play_match_task",
     "preflight_task",
+    "reaped",
     "result_row",
 ]
 
@@ -286,6 +287,17 @@ def _bot_marker() -> str:
         return _marker
 
 
+def reaped(spec: BotSpec) -> BotSpec:
+    """``spec`` marked for this process's reaper (started on first use): whatever the bot
+    leaves behind dies once this process is gone, however it went (``kill -9`` too). For
+    every process that starts bots: pool and Dask workers, and the commands that play in
+    their own process (``match``, ``sprt`` at concurrency 1, ``check-bot``, ``play``, a
+    tournament's preflight). A remote bot is returned as it is."""
+    if spec.is_remote:
+        return spec
+    return replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: _bot_marker()})
+
+
 # Closed when the process ends: atexit for a plain interpreter, a multiprocessing finaliser
 # for a pool worker (which leaves through os._exit, skipping atexit).
 atexit.register(close_worker_runner)
@@ -311,8 +323,15 @@ def _live_children() -> list[int]:
 
 def _kill_children(settle: float = 0.3, limit: float = 5.0) -> None:
     """SIGKILL every child (the bots) and its process group, until none has been seen for
-    ``settle`` seconds: the main thread may be starting a bot meanwhile."""
-    kill_until_gone(_live_children, settle=settle, limit=limit, interval=0.02)
+    ``settle`` seconds: the main thread may be starting a bot meanwhile. The reaper is
+    spared: it is a child too, and what the bots left behind (out of their process groups)
+    is for it to kill once this worker is gone."""
+    spared = None if _reaper is None else _reaper.pid
+
+    def bots() -> list[int]:
+        return [pid for pid in _live_children() if pid != spared]
+
+    kill_until_gone(bots, settle=settle, limit=limit, interval=0.02)
 
 
 def _orphaned() -> bool:
@@ -426,9 +445,7 @@ def play_match_task(task: MatchTask) -> MatchOutcome:
         _playing.add(ident)
     slot = None
     try:
-        bots = list(task.bots)
-        marker = _bot_marker()
-        bots = [replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: marker}) for spec in bots]
+        bots = [reaped(spec) for spec in task.bots]
         slot = _runner_for(task, ident)
         started = time.perf_counter()
         report = slot.runner.play(bots, task.seed, task.match_id, absent=task.absent)
@@ -466,7 +483,7 @@ def preflight_task(
     """A cluster's preflight of one bot: started on this worker as its matches will be (its
     bots carry this worker's reaper marker), logging to ``logs/preflight/`` of ``output``
     where this machine can write there, else to a temporary directory."""
-    spec = replace(spec, env={**spec.env, reaper.MARKER_VARIABLE: _bot_marker()})
+    spec = reaped(spec)
     log_dir = None
     for base in (Path(output) / "logs", Path(tempfile.gettempdir()) / "aegis-ref-logs"):
         with contextlib.suppress(OSError):

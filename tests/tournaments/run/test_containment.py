@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -232,7 +233,7 @@ def test_what_a_bot_left_behind_dies_with_a_coordinator_killed_outright(
     must find the leftover (by its cgroup, or its sandbox) and kill it."""
     if sandbox == "off" and not detect_cgroups().has("kill"):
         pytest.skip("unsandboxed, only a cgroup finds a process that left with env -i")
-    tag = f"{5000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6:06d}"
+    tag = leftover_tag()
     never = tmp_path / "never-made"
     bots = [
         {
@@ -262,10 +263,21 @@ def test_what_a_bot_left_behind_dies_with_a_coordinator_killed_outright(
         },
     ]
     config = write_config(tmp_path, bots, sandbox=sandbox, concurrency=1)
-    with (tmp_path / "stderr.txt").open("wb") as stderr:
+    kill_and_watch_the_leftover(["tournament", str(config), "--quiet"], tmp_path, tag)
+
+
+def leftover_tag() -> str:
+    """A ``sleep`` argument no other test uses: the leftover's name in the process table."""
+    return f"{5000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6:06d}"
+
+
+def kill_and_watch_the_leftover(arguments: list[str], root: Path, tag: str) -> None:
+    """Run ``aegis-ref`` with ``arguments`` until the leftover ``sleep TAG`` runs, SIGKILL
+    it, and require the leftover to die within 10 s."""
+    with (root / "stderr.txt").open("wb") as stderr:
         process = subprocess.Popen(
-            [str(AEGIS_REF), "tournament", str(config), "--quiet"],
-            cwd=tmp_path,
+            [str(AEGIS_REF), *arguments],
+            cwd=root,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             process_group=0,
@@ -277,7 +289,7 @@ def test_what_a_bot_left_behind_dies_with_a_coordinator_killed_outright(
         process.kill()
         process.wait(10)
         assert eventually(lambda: not processes_running(f"sleep {tag}"), 10), (
-            f"still alive 10 s after the coordinator's death: {processes_running(f'sleep {tag}')}"
+            f"still alive 10 s after the referee's death: {processes_running(f'sleep {tag}')}"
         )
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -286,3 +298,48 @@ def test_what_a_bot_left_behind_dies_with_a_coordinator_killed_outright(
         for pid in processes_running(f"sleep {tag}"):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not detect_cgroups().has("kill"), reason="only a cgroup finds the leftover")
+def test_what_a_bot_left_behind_dies_with_a_match_command_killed_outright(tmp_path: Path) -> None:
+    """``aegis-ref match`` plays in its own process (no worker, no pool): killed with SIGKILL
+    mid-match, what its bot left behind (a double-forked ``setsid env -i sleep``) dies all
+    the same, by its reaper."""
+    tag = leftover_tag()
+    leaver = bot_folder(tmp_path, "leaver", "hostile.py")
+    holder = [sys.executable, str(BOTS / "rawbot.py"), "--name", "holder"]
+    holder += ["--hold", str(tmp_path / "never-made"), "--hold-at", "1"]
+    leaver_command = shlex.join([sys.executable, str(leaver), "leftover", tag])
+    arguments = ["match", f"leaver={leaver_command}", f"holder={shlex.join(holder)}"]
+    kill_and_watch_the_leftover([*arguments, "--sandbox", "off"], tmp_path, tag)
+
+
+@pytest.mark.skipif(not detect_cgroups().has("memory"), reason="needs a cgroup memory limit")
+def test_a_tournament_names_a_bot_killed_by_its_memory_cap(tmp_path: Path) -> None:
+    """In a tournament too, a bot the kernel kills for its memory limit, here just after an
+    act while its opponent thinks, forfeits every match with a crash that says so, whatever
+    the worker noticed first."""
+    sandbox = "off" if bubblewrap_problem() is not None else "required"
+    bomb = bot_folder(tmp_path, "bomb", "hostile.py")
+    bots = [
+        {
+            "name": "bomb",
+            "command": [sys.executable, str(bomb), "memory-bomb", "3072", "idle"],
+            "limits": {"memory_mb": 96},
+        },
+        {"name": "first", "command": "first"},
+    ]
+    config = write_config(tmp_path, bots, sandbox=sandbox)
+    result = run_cli("tournament", str(config), "--quiet", cwd=tmp_path)
+    assert result.returncode == 3, result.stderr  # a bot lost every match to its faults
+    assert "over its memory limit of 96 MiB" in result.stderr
+    connection = sqlite3.connect(tmp_path / "out" / "results.sqlite")
+    try:
+        rows = connection.execute("SELECT forfeit_bot, forfeit_kind, forfeit_json FROM results")
+        forfeits = rows.fetchall()
+    finally:
+        connection.close()
+    assert len(forfeits) == 2
+    for bot, kind, detail in forfeits:
+        assert (bot, kind) == ("bomb", "crash"), detail
+        assert "over its memory limit of 96 MiB" in detail

@@ -97,7 +97,7 @@ def test_the_preflight_stops_a_run_whose_bots_cannot_start(tmp_path: Path) -> No
     assert "    ModuleNotFoundError: No module named 'protocol'\n" in error  # the last lines
     assert "alpha:" not in error  # it said hello
     assert error.rstrip().endswith("or skip this check with --no-preflight.")
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_without_the_preflight_every_forfeit_says_why(tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_without_the_preflight_every_forfeit_says_why(tmp_path: Path) -> None:
         "so their results mean nothing: fix them, then play again in a new output directory "
         "(--output)"
     )
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_bots_that_lose_most_matches_are_warned_about_but_the_run_succeeds(
@@ -167,7 +167,7 @@ def test_bots_that_lose_most_matches_are_warned_about_but_the_run_succeeds(
             "code 9) while act was awaited; last output: 'rawbot crashing at decision 1'"
         ) in result.stderr, result.stderr
     assert "WARNING: bot alpha lost" not in result.stderr
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_quiet_and_progress_do_not_mix(tmp_path: Path) -> None:
@@ -202,7 +202,7 @@ def test_remote_bots_are_named_and_skipped(tmp_path: Path) -> None:
     assert notes[1] == "Preflight: starting 1 bot(s) as their matches will, up to hello"
     assert notes[2].startswith("Preflight: 1 bot(s) started and said hello in ")
     assert (tmp_path / "logs" / "preflight" / "alpha.log").exists()
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 @needs_bubblewrap
@@ -231,4 +231,4 @@ def test_a_program_outside_the_folder_its_sandbox_shows_is_named_with_the_fix(
         f"sandbox, which shows its folder {folder}: make {elsewhere} its cwd, or add it to its "
         "read_only exit status: none: it could not be started command:"
     ) in error
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []

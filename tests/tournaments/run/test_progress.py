@@ -90,7 +90,7 @@ def test_a_log_gets_a_line_per_match_as_it_happens(tmp_path: Path) -> None:
     assert "4/4 matches stored; this run played 0 games in" in rest
     assert "Crosstable: the row bot's wins-losses against the column bot" in rest
     assert "WARNING: bot crasher lost all 4 of its matches of this run" in error
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_a_terminal_gets_the_live_display_and_each_fault_as_it_happens(tmp_path: Path) -> None:
@@ -124,4 +124,4 @@ def test_a_terminal_gets_the_live_display_and_each_fault_as_it_happens(tmp_path:
     assert code == EXIT_BOT, terminal.screen[-3000:]
     assert "4/4 matches stored; this run played 0 games in" in terminal.screen
     assert "Crosstable: the row bot's wins-losses against the column bot" in terminal.screen
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []

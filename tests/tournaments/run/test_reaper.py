@@ -160,14 +160,19 @@ def stand_in_worker(
         assert _alive(sleeper)
         yield worker, int(watcher_text), sleeper, folders
     finally:
-        worker.kill()
-        worker.wait(5)
-        for stream in (worker.stdin, worker.stdout):
-            if stream is not None:
-                stream.close()
+        _end(worker)
         remove_groups_of(worker.pid)  # whatever a test left there
         if sleeper is not None and _alive(sleeper):
             os.kill(sleeper, 9)
+
+
+def _end(process: subprocess.Popen[str]) -> None:
+    """Kill a stand-in worker and close its pipes."""
+    process.kill()
+    process.wait(5)
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            stream.close()
 
 
 @pytest.mark.skipif(not detect_cgroups().has("kill"), reason="no writable cgroups here")
@@ -211,3 +216,53 @@ def test_a_reaper_told_of_a_clean_end_leaves_the_workers_cgroups_alone() -> None
         assert not _alive(watcher)
         assert _alive(sleeper)
         assert all(folder.is_dir() for folder in folders)
+
+
+#: A stand-in pool worker whose coordinator is gone and whose watchdog got there before the
+#: kernel's parent-death signal: its reaper is started as for its first bot, a marked "bot"
+#: leaves a marked ``setsid`` sleeper behind (no child of the worker's, so only the reaper
+#: finds it), and the worker then does what its watchdog does: kill its children and end.
+WATCHDOG_WORKER = """
+import os, subprocess, sys
+from tournaments.run import reaper, worker
+marker = worker._bot_marker()
+env = {**os.environ, reaper.MARKER_VARIABLE: marker}
+bot = subprocess.Popen(
+    ["setsid", "sh", "-c", "sleep 62.5 & echo $!"], stdout=subprocess.PIPE, text=True, env=env
+)
+sleeper = int(bot.stdout.readline())
+bot.wait()
+print(worker._reaper.pid, sleeper, flush=True)
+sys.stdin.readline()
+worker._kill_children()
+os._exit(1)
+"""
+
+
+def test_a_workers_watchdog_spares_its_reaper() -> None:
+    """A worker whose coordinator died kills its children from its watchdog when the parent-
+    death signal comes late (a busy machine): its reaper is its child too, and must live on
+    to kill what the bots left behind once the worker has gone."""
+    stand_in = subprocess.Popen(
+        [sys.executable, "-c", WATCHDOG_WORKER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(reaper.__file__).resolve().parents[1],
+    )
+    sleeper = None
+    try:
+        assert stand_in.stdout is not None
+        assert stand_in.stdin is not None
+        watcher_text, sleeper_text = stand_in.stdout.readline().split()
+        watcher, sleeper = int(watcher_text), int(sleeper_text)
+        assert _alive(sleeper)
+        stand_in.stdin.write("go\n")
+        stand_in.stdin.flush()
+        assert stand_in.wait(30) == 1
+        assert _wait_dead([sleeper], timeout=15) == [], "the reaper did not kill the leftover"
+        assert _wait_dead([watcher], timeout=15) == []
+    finally:
+        _end(stand_in)
+        if sleeper is not None and _alive(sleeper):
+            os.kill(sleeper, 9)

@@ -64,7 +64,7 @@ def test_a_whole_tournament(tmp_path: Path) -> None:
     config.write_text(yaml.safe_dump(data))
     setup = load_config(config).with_overrides(output=tmp_path / "out")
     summary, standings = run_tournament(setup, display=quiet())
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
     assert (summary.total, summary.stored_before, summary.played) == (12, 0, 12)
     assert summary.complete
     assert not summary.interrupted
@@ -136,7 +136,7 @@ def test_adding_a_bot_plays_only_the_new_pairings(tmp_path: Path) -> None:
     with pytest.raises(StoreMismatchError, match=r"rules\.cold_margin: stored 3, config 10"):
         run_tournament(changed, display=quiet())
     assert rows(output / "results.sqlite") == after
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 class StopAfter(QuietDisplay):
@@ -217,7 +217,7 @@ def test_a_removed_bot_leaves_the_run_the_standings_and_the_report_alike(
     assert (standings.matches_played, standings.matches_scheduled) == (12, 12)
     assert (standings.matches_unscheduled, standings.unscheduled_bots) == (0, ())
     assert {row.name for row in standings.rows} == {"alpha", "beta", "gamma"}
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_cli_refuses_changed_rules_and_bad_configs(tmp_path: Path) -> None:
@@ -271,7 +271,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     resumed = run_cli("tournament", str(config), "--output", str(output), "--quiet", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert f"Resuming in {output}: {stored} of 180 matches already stored" in resumed.stdout
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
     assert_stored_exactly_once(output, 180)
 
     straight = tmp_path / "straight"
@@ -281,7 +281,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     json_killed = run_cli("standings", str(output), "--format", "json", cwd=tmp_path)
     json_straight = run_cli("standings", str(straight), "--format", "json", cwd=tmp_path)
     assert json.loads(json_killed.stdout)["bots"] == json.loads(json_straight.stdout)["bots"]
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
@@ -310,13 +310,13 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
     assert "aegis-ref tournament" in stderr
     assert "Traceback" not in stderr
     # A clean stop: the workers stopped their bots before the coordinator exited.
-    assert wait_no_processes(marker, timeout=0.5) == []
+    assert wait_no_processes(marker) == []
     assert not [path for path in (output / "records").iterdir() if path.name.endswith(".tmp")]
 
     resumed = run_cli("tournament", str(config), "--output", str(output), "--quiet", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert stored_count(database) == 300
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_missing_bot_program_is_a_config_error(tmp_path: Path) -> None:
@@ -344,7 +344,7 @@ def test_live_display_prints_standings_and_crosstable(tmp_path: Path) -> None:
         r"Done: 2 matches in out; re-print with: \S*aegis-ref standings out", result.stdout
     )
     assert stored_count(tmp_path / "out" / "results.sqlite") == 2
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 class FailingExecutor(Executor):
@@ -555,7 +555,7 @@ def test_ctrl_c_while_workers_start(tmp_path: Path) -> None:
             process.communicate()
     assert "Traceback" not in stderr
     assert process.returncode in (0, 130), stderr
-    assert wait_no_processes(marker, timeout=0.5) == []
+    assert wait_no_processes(marker) == []
 
 
 class CancellingExecutor(Executor):

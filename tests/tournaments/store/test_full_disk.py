@@ -141,7 +141,7 @@ def test_every_step_before_the_first_match_fails_cleanly_on_a_full_disk(
     resumed = invoke("tournament", config, "--output", output, "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert_stored_exactly_once(output, 2)
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
 
 
 def test_a_disk_that_fills_during_the_run_stops_it_cleanly_and_it_resumes(
@@ -169,7 +169,7 @@ def test_a_disk_that_fills_during_the_run_stops_it_cleanly_and_it_resumes(
     assert where.startswith(f"{output}/")
     assert what.endswith("KiB free on its disk)")
     assert lost not in winners(output / "results.sqlite")  # its record may be there: no row
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
     assert not [path for path in (output / "records").iterdir() if path.name.endswith(".tmp")]
 
     small_disk.empty()
@@ -177,4 +177,4 @@ def test_a_disk_that_fills_during_the_run_stops_it_cleanly_and_it_resumes(
     assert resumed.returncode == 0, resumed.stderr
     assert f"Resuming in {output}: {stored} of 20 matches already stored" in resumed.stdout
     assert_stored_exactly_once(output, 20)
-    assert wait_no_processes(marker, timeout=2) == []
+    assert wait_no_processes(marker) == []
