@@ -2,7 +2,8 @@
 
 Layout of an output directory::
 
-    results.sqlite          meta, bots, schedule, results, retired (this module's schema)
+    results.sqlite          meta, bots, schedule, results, retired, ladder_rounds (this
+                            module's schema)
     records/match-<id>.jsonl    each finished match in the record format (docs/records.md)
     logs/                   the bots' output, per worker process; the ledgers of their caps
 
@@ -65,13 +66,16 @@ __all__ = [
     "StoredMatch",
     "StoredMeta",
     "StoredOutcome",
+    "StoredRound",
     "add_schedule",
+    "clear_rounds",
     "config_hash",
     "count_results",
     "count_scheduled",
     "count_unscheduled",
     "ensure_meta",
     "is_stored",
+    "latest_round",
     "lock_output",
     "open_store",
     "pair_results",
@@ -84,8 +88,10 @@ __all__ = [
     "retire_bots",
     "retired_bots",
     "retired_counts",
+    "round_winners",
     "save_bots",
     "save_result",
+    "save_round",
     "set_schedule",
     "snapshot",
     "stored_activity",
@@ -153,6 +159,16 @@ CREATE TABLE IF NOT EXISTS retired (
     name TEXT PRIMARY KEY,
     replaced_by TEXT,
     retired_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ladder_rounds (
+    round INTEGER PRIMARY KEY,
+    phase TEXT NOT NULL,
+    pairs INTEGER NOT NULL,
+    byes_json TEXT NOT NULL,
+    status_json TEXT NOT NULL,
+    certification TEXT NOT NULL,
+    stop INTEGER NOT NULL,
+    planned_at TEXT NOT NULL
 );
 """
 
@@ -1166,3 +1182,86 @@ def _milliseconds(value: object) -> tuple[float | None, float | None] | None:
         else:
             return None
     return times[0], times[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# A ladder's rounds: what each planned (recomputable from the results; kept for the readers)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRound:
+    """What a ladder planned for one round, as its standings show it."""
+
+    round: int
+    #: "swiss" or "final".
+    phase: str
+    #: Duplicate pairs planned (two matches each).
+    pairs: int
+    #: Bots left out of this round (an odd count of active bots).
+    byes: tuple[str, ...]
+    #: Each bot's place in the race: "contender", "out" or "finalist".
+    status: Mapping[str, str]
+    #: What is certified, or what is still open ("top 3 certified at 95 %").
+    certification: str
+    #: Nothing more to play: the budget is spent or the top is certified.
+    stop: bool
+
+
+@_store_operation("read a ladder round's results")
+def round_winners(connection: sqlite3.Connection, round_number: int) -> dict[str, str | None]:
+    """``{match_id: winner}`` of the stored matches of round ``round_number`` (None: void),
+    found by the round in their ids (``r0003-...``) through the primary key."""
+    prefix = f"r{round_number:04d}-"
+    cursor = connection.execute(
+        "SELECT match_id, winner FROM results WHERE match_id >= ? AND match_id < ?",
+        (prefix, prefix[:-1] + "."),  # "." follows "-": every id of the round, no other
+    )
+    return dict(cursor.fetchall())
+
+
+@_store_operation("clear the ladder's rounds")
+def clear_rounds(connection: sqlite3.Connection) -> None:
+    """Forget every stored round plan (a run plans them all again from the results)."""
+    with connection:
+        connection.execute("DELETE FROM ladder_rounds")
+
+
+@_store_operation("store a ladder round")
+def save_round(connection: sqlite3.Connection, planned: StoredRound) -> None:
+    """Store (or replace) what round ``planned.round`` planned."""
+    with connection:
+        connection.execute(
+            "INSERT OR REPLACE INTO ladder_rounds (round, phase, pairs, byes_json, status_json, "
+            "certification, stop, planned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                planned.round,
+                planned.phase,
+                planned.pairs,
+                json.dumps(list(planned.byes)),
+                json.dumps(dict(planned.status), sort_keys=True),
+                planned.certification,
+                int(planned.stop),
+                _now(),
+            ),
+        )
+
+
+@_store_operation("read the ladder's rounds")
+def latest_round(connection: sqlite3.Connection) -> StoredRound | None:
+    """The last round a ladder planned; None for a store of another format (or one made
+    before ladders)."""
+    known = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ladder_rounds'"
+    ).fetchone()
+    if known is None:
+        return None
+    row = connection.execute(
+        "SELECT round, phase, pairs, byes_json, status_json, certification, stop "
+        "FROM ladder_rounds ORDER BY round DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return None
+    number, phase, pairs, byes, status, certification, stop = row
+    return StoredRound(
+        number, phase, pairs, tuple(json.loads(byes)), json.loads(status), certification, bool(stop)
+    )

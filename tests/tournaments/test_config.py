@@ -166,10 +166,10 @@ def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
         "a non-empty list of strings, got 42",
         "config.yaml:8: bots[2].comand: unknown key; known keys here: name, command, "
         "remote_key, connections, cwd, env, limits, keep_alive, read_only",
-        "config.yaml:9: format: should be 'round_robin' or 'gauntlet', got 'swiss'",
+        "config.yaml:9: format: should be 'round_robin', 'gauntlet' or 'ladder', got 'swiss'",
         "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
         "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
-        "matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
+        "ladder, matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
         "executor, listen, sandbox, freeze_opponent, submissions",
     ]
 

@@ -1,0 +1,199 @@
+"""A ladder played through the store: rounds planned from stored results, one at a time.
+
+The planner (:func:`tournaments.ladder.plan_round`) is a pure function of the bots, the
+results of the rounds before and the seed; this module feeds it from the store and turns
+its plans into scheduled matches:
+
+- round ``r``'s pairs each play a duplicate pair: both seat orders, with the round's seed
+  :func:`~tournaments.schedule.match_seed` and the usual ids (``r0003-alpha+beta``);
+- a round is planned only when every match of the round before is stored, so that its plan
+  depends on complete rounds alone;
+- a run that starts on a store plans rounds 1, 2, ... again from the stored results (the same
+  plans, being deterministic), up to the first round with matches left to play (resuming in
+  the middle of a round) or to the plan that stops.
+
+What each round planned (byes, each bot's status, the certification) is kept in the store for
+the standings, which read it without planning anything.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from referee.seeds import derive_seed
+from tournaments.config import TournamentSetup
+from tournaments.ladder import LadderSettings, PairOutcome, RoundPlan, plan_round
+from tournaments.schedule import ScheduledMatch, match_id, match_seed, pairing_key
+from tournaments.store import StoredRound, clear_rounds, round_winners, save_round
+
+__all__ = [
+    "Ladder",
+    "ladder_budget",
+    "pair_outcomes",
+    "round_matches",
+]
+
+
+def round_matches(plan: RoundPlan, master_seed: int) -> list[ScheduledMatch]:
+    """The matches of a planned round: each pair's two seat orders, the plan's first."""
+    seed = match_seed(master_seed, plan.round_number)
+    return [
+        ScheduledMatch(
+            match_id(plan.round_number, seats),
+            plan.round_number,
+            pairing_key(first, second),
+            seats,
+            seed,
+        )
+        for first, second in plan.pairs
+        for seats in ((first, second), (second, first))
+    ]
+
+
+def pair_outcomes(plan: RoundPlan, winners: Mapping[str, str | None]) -> list[PairOutcome]:
+    """The round's duplicate pairs as the planner reads them, from ``winners`` (match id ->
+    winner, None for a void match; a forfeit is a loss for the bot at fault, as in the
+    standings). A pair whose two matches were void teaches nothing and is left out."""
+    outcomes = []
+    for first, second in plan.pairs:
+        decided = [
+            winners[identifier]
+            for identifier in (
+                match_id(plan.round_number, (first, second)),
+                match_id(plan.round_number, (second, first)),
+            )
+            if winners.get(identifier) is not None
+        ]
+        if decided:
+            outcomes.append(
+                PairOutcome(
+                    first,
+                    second,
+                    sum(winner == first for winner in decided),
+                    sum(winner == second for winner in decided),
+                    plan.round_number,
+                )
+            )
+    return outcomes
+
+
+def ladder_budget(settings: LadderSettings, field_size: int) -> int | None:
+    """The most matches the settings allow (a round pairs every bot but one of an odd
+    count), or None when only certification stops the ladder."""
+    limits = []
+    if settings.max_matches is not None:
+        limits.append(settings.max_matches)
+    if settings.rounds is not None:
+        limits.append(settings.rounds * 2 * (field_size // 2))
+    return min(limits) if limits else None
+
+
+@dataclass(slots=True)
+class Ladder:
+    """A ladder's rounds so far: results fed back to the planner, plans kept in the store.
+
+    :meth:`replay` plans the stored rounds again; then :attr:`plan` is the round to play
+    (or the plan that stops), and :meth:`advance` moves on once all its matches are stored.
+    """
+
+    setup: TournamentSetup
+    connection: sqlite3.Connection
+    #: The pairs of every complete round, as the planner reads them.
+    results: list[PairOutcome] = field(default_factory=list)
+    #: Matches of the complete rounds stored (void ones too: they were played).
+    matches_played: int = 0
+    #: Every match of the rounds planned so far, the current one included.
+    planned: list[ScheduledMatch] = field(default_factory=list)
+    plan: RoundPlan | None = None
+
+    @property
+    def settings(self) -> LadderSettings:
+        """The config's ladder settings."""
+        return self.setup.ladder or LadderSettings()
+
+    @property
+    def master_seed(self) -> int:
+        """The master seed (the setup's, known once the store is open)."""
+        if self.setup.seed is None:
+            raise ValueError("a ladder needs the master seed, which the results store gives")
+        return self.setup.seed
+
+    @property
+    def bots(self) -> Sequence[str]:
+        """The field, in config order."""
+        return self.setup.bot_names
+
+    @property
+    def finished(self) -> bool:
+        """The current plan stops the ladder: nothing more to play."""
+        return self.plan is not None and self.plan.stop
+
+    def current_matches(self) -> list[ScheduledMatch]:
+        """The matches of the current round (none once finished)."""
+        if self.plan is None or self.plan.stop:
+            return []
+        return round_matches(self.plan, self.master_seed)
+
+    def missing(self) -> Iterator[ScheduledMatch]:
+        """The current round's matches not stored yet, in schedule order."""
+        winners = round_winners(self.connection, self.round_number)
+        return (match for match in self.current_matches() if match.match_id not in winners)
+
+    def replay(self) -> None:
+        """Plan from round 1 on, over the stored results, up to the first round not
+        complete in the store or the plan that stops."""
+        clear_rounds(self.connection)
+        self.results.clear()
+        self.planned.clear()
+        self.matches_played = 0
+        self.plan = None
+        self._plan_next()
+        while not self.finished and next(self.missing(), None) is None:
+            self.advance()
+
+    def advance(self) -> RoundPlan:
+        """The current round is stored whole: feed it back and plan the next one."""
+        plan = self.plan
+        if plan is None or plan.stop:
+            raise ValueError("no round to complete")
+        winners = round_winners(self.connection, plan.round_number)
+        matches = round_matches(plan, self.master_seed)
+        absent = [match.match_id for match in matches if match.match_id not in winners]
+        if absent:
+            raise ValueError(f"round {plan.round_number} is not complete: {', '.join(absent)}")
+        self.results.extend(pair_outcomes(plan, winners))
+        self.matches_played += len(matches)
+        return self._plan_next()
+
+    @property
+    def round_number(self) -> int:
+        """The current round (the one to play, or the stopping plan's); 0 before any."""
+        return 0 if self.plan is None else self.plan.round_number
+
+    def _plan_next(self) -> RoundPlan:
+        plan = plan_round(
+            self.bots,
+            self.results,
+            self.round_number + 1,
+            derive_seed(self.master_seed, "ladder"),
+            self.settings,
+            matches_played=self.matches_played,
+        )
+        self.plan = plan
+        save_round(
+            self.connection,
+            StoredRound(
+                round=plan.round_number,
+                phase=plan.phase,
+                pairs=len(plan.pairs),
+                byes=tuple(plan.byes),
+                status=dict(plan.status),
+                certification=plan.certification.text(),
+                stop=plan.stop,
+            ),
+        )
+        if not plan.stop:
+            self.planned.extend(round_matches(plan, self.master_seed))
+        return plan
