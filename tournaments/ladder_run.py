@@ -10,7 +10,11 @@ its plans into scheduled matches:
   depends on complete rounds alone;
 - a run that starts on a store plans rounds 1, 2, ... again from the stored results (the same
   plans, being deterministic), up to the first round with matches left to play (resuming in
-  the middle of a round) or to the plan that stops.
+  the middle of a round) or to the plan that stops;
+- each round is planned for the field of its time, which the store keeps: a bot added to the
+  config (or a league's new version) joins from the next round on, and the rounds before
+  are planned again as they were played. The results the planner reads are those between
+  bots of the round's field.
 
 What each round planned (byes, each bot's status, the certification) is kept in the store for
 the standings, which read it without planning anything.
@@ -26,7 +30,13 @@ from referee.seeds import derive_seed
 from tournaments.config import TournamentSetup
 from tournaments.ladder import LadderSettings, PairOutcome, RoundPlan, plan_round
 from tournaments.schedule import ScheduledMatch, match_id, match_seed, pairing_key
-from tournaments.store import StoredRound, clear_rounds, round_winners, save_round
+from tournaments.store import (
+    StoredRound,
+    clear_rounds,
+    round_winners,
+    save_round,
+    stored_rounds,
+)
 
 __all__ = [
     "Ladder",
@@ -107,6 +117,8 @@ class Ladder:
     #: Every match of the rounds planned so far, the current one included.
     planned: list[ScheduledMatch] = field(default_factory=list)
     plan: RoundPlan | None = None
+    #: The field of each round played before this run, as the store kept it.
+    fields: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def settings(self) -> LadderSettings:
@@ -144,6 +156,11 @@ class Ladder:
     def replay(self) -> None:
         """Plan from round 1 on, over the stored results, up to the first round not
         complete in the store or the plan that stops."""
+        self.fields = {
+            stored.round: stored.bots
+            for stored in stored_rounds(self.connection)
+            if not stored.stop
+        }
         clear_rounds(self.connection)
         self.results.clear()
         self.planned.clear()
@@ -173,19 +190,24 @@ class Ladder:
         return 0 if self.plan is None else self.plan.round_number
 
     def _plan_next(self) -> RoundPlan:
-        plan = plan_round(
-            self.bots,
-            self.results,
-            self.round_number + 1,
-            derive_seed(self.master_seed, "ladder"),
-            self.settings,
-            matches_played=self.matches_played,
-        )
+        number = self.round_number + 1
+        bots = self.fields.get(number, tuple(self.bots))
+        plan = self._plan(bots, number)
+        if bots != tuple(self.bots) and not set(bots) <= set(self.bots):
+            # A bot of the round's field left the config: a round it did not finish is
+            # planned again for the field of now (a complete one stays as it was played).
+            winners = round_winners(self.connection, number)
+            if any(
+                match.match_id not in winners for match in round_matches(plan, self.master_seed)
+            ):
+                bots = tuple(self.bots)
+                plan = self._plan(bots, number)
         self.plan = plan
         save_round(
             self.connection,
             StoredRound(
                 round=plan.round_number,
+                bots=bots,
                 phase=plan.phase,
                 pairs=len(plan.pairs),
                 byes=tuple(plan.byes),
@@ -197,3 +219,19 @@ class Ladder:
         if not plan.stop:
             self.planned.extend(round_matches(plan, self.master_seed))
         return plan
+
+    def _plan(self, bots: Sequence[str], number: int) -> RoundPlan:
+        """Round ``number`` for the field ``bots``, from the results between them."""
+        field_set = set(bots)
+        return plan_round(
+            bots,
+            [
+                outcome
+                for outcome in self.results
+                if outcome.first in field_set and outcome.second in field_set
+            ],
+            number,
+            derive_seed(self.master_seed, "ladder"),
+            self.settings,
+            matches_played=self.matches_played,
+        )

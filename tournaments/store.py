@@ -99,6 +99,7 @@ __all__ = [
     "stored_bots",
     "stored_matches",
     "stored_outcomes",
+    "stored_rounds",
     "unscheduled_bot_names",
     "write_record",
 ]
@@ -162,6 +163,7 @@ CREATE TABLE IF NOT EXISTS retired (
 );
 CREATE TABLE IF NOT EXISTS ladder_rounds (
     round INTEGER PRIMARY KEY,
+    bots_json TEXT NOT NULL,
     phase TEXT NOT NULL,
     pairs INTEGER NOT NULL,
     byes_json TEXT NOT NULL,
@@ -1193,6 +1195,8 @@ class StoredRound:
     """What a ladder planned for one round, as its standings show it."""
 
     round: int
+    #: The field the round was planned for (bots join a league, or a config, on the way).
+    bots: tuple[str, ...]
     #: "swiss" or "final".
     phase: str
     #: Duplicate pairs planned (two matches each).
@@ -1231,10 +1235,11 @@ def save_round(connection: sqlite3.Connection, planned: StoredRound) -> None:
     """Store (or replace) what round ``planned.round`` planned."""
     with connection:
         connection.execute(
-            "INSERT OR REPLACE INTO ladder_rounds (round, phase, pairs, byes_json, status_json, "
-            "certification, stop, planned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO ladder_rounds (round, bots_json, phase, pairs, byes_json, "
+            "status_json, certification, stop, planned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 planned.round,
+                json.dumps(list(planned.bots)),
                 planned.phase,
                 planned.pairs,
                 json.dumps(list(planned.byes)),
@@ -1250,18 +1255,36 @@ def save_round(connection: sqlite3.Connection, planned: StoredRound) -> None:
 def latest_round(connection: sqlite3.Connection) -> StoredRound | None:
     """The last round a ladder planned; None for a store of another format (or one made
     before ladders)."""
+    found = _rounds(connection, "ORDER BY round DESC LIMIT 1")
+    return found[0] if found else None
+
+
+@_store_operation("read the ladder's rounds")
+def stored_rounds(connection: sqlite3.Connection) -> list[StoredRound]:
+    """Every round a ladder planned, in order."""
+    return _rounds(connection, "ORDER BY round")
+
+
+def _rounds(connection: sqlite3.Connection, order: str) -> list[StoredRound]:
     known = connection.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ladder_rounds'"
     ).fetchone()
-    if known is None:
-        return None
-    row = connection.execute(
-        "SELECT round, phase, pairs, byes_json, status_json, certification, stop "
-        "FROM ladder_rounds ORDER BY round DESC LIMIT 1"
-    ).fetchone()
-    if row is None:
-        return None
-    number, phase, pairs, byes, status, certification, stop = row
-    return StoredRound(
-        number, phase, pairs, tuple(json.loads(byes)), json.loads(status), certification, bool(stop)
+    if known is None:  # a store opened read-only, made before ladders
+        return []
+    cursor = connection.execute(
+        "SELECT round, bots_json, phase, pairs, byes_json, status_json, certification, stop "
+        f"FROM ladder_rounds {order}"
     )
+    return [
+        StoredRound(
+            number,
+            tuple(json.loads(bots)),
+            phase,
+            pairs,
+            tuple(json.loads(byes)),
+            json.loads(status),
+            certification,
+            bool(stop),
+        )
+        for number, bots, phase, pairs, byes, status, certification, stop in cursor
+    ]
