@@ -89,15 +89,11 @@ def pair_outcomes(plan: RoundPlan, winners: Mapping[str, str | None]) -> list[Pa
     return outcomes
 
 
-def ladder_budget(settings: LadderSettings, field_size: int) -> int | None:
-    """The most matches the settings allow (a round pairs every bot but one of an odd
-    count), or None when only certification stops the ladder."""
-    limits = []
-    if settings.max_matches is not None:
-        limits.append(settings.max_matches)
-    if settings.rounds is not None:
-        limits.append(settings.rounds * 2 * (field_size // 2))
-    return min(limits) if limits else None
+def ladder_budget(settings: LadderSettings) -> int | None:
+    """The most matches the settings allow (``max_matches``), or None when rounds or the
+    certification alone stop the ladder (a final round's round robin has more pairs than a
+    Swiss round: rounds alone bound no count of matches)."""
+    return settings.max_matches
 
 
 @dataclass(slots=True)

@@ -603,13 +603,15 @@ def _open_ladder(
             + ("finished" if plan.stop else f"round {plan.round_number} next")
             + f"; {plan.certification.text()}"
         )
+    elif plan is not None:
+        display.note(_round_line(plan, ladder))
     return ladder
 
 
 def _ladder_display_total(setup: TournamentSetup, planned: int) -> int:
     """The progress bar's total for a ladder: its budget in matches, or (when only the
     certification stops it) the matches planned so far."""
-    budget = ladder_budget(setup.ladder or LadderSettings(), len(setup.bots))
+    budget = ladder_budget(setup.ladder or LadderSettings())
     return planned if budget is None else max(budget, planned)
 
 
@@ -636,16 +638,20 @@ def _play_ladder(coordinator: _Coordinator, connection: sqlite3.Connection, ladd
 
 def _round_line(plan: RoundPlan, ladder: Ladder) -> str:
     """A line for people on a round just planned."""
-    budget = ladder_budget(ladder.settings, len(ladder.bots))
+    budget = ladder_budget(ladder.settings)
     spent = f"{ladder.matches_played}" + (f" of {budget}" if budget is not None else "")
     if plan.stop:
         return f"Ladder finished after {plan.round_number - 1} round(s), {spent} matches: " + (
             plan.certification.text()
         )
+    rounds = ladder.settings.rounds
     byes = f", bye: {', '.join(plan.byes)}" if plan.byes else ""
+    out = sum(status == "out" for status in plan.status.values())
     return (
-        f"Round {plan.round_number} ({plan.phase}): {len(plan.pairs)} pair(s){byes}; "
-        f"{spent} matches played; {plan.certification.text()}"
+        f"Round {plan.round_number}{f' of {rounds}' if rounds else ''} ({plan.phase}): "
+        f"{len(plan.pairs)} pair(s){byes}"
+        + (f", {out} bot(s) out of the race" if out else "")
+        + f"; {spent} matches played; {plan.certification.text()}"
     )
 
 
