@@ -1,44 +1,112 @@
-"""The ladder's planner: the interface the coordinator plays against.
+"""The ladder: an adaptive format that ranks a large field with a few per cent of a round
+robin's matches. Pure: no I/O, no clock, randomness only from the seed.
 
-Placeholder of the planner's types and signatures until the planner itself lands: every
-value type is as the planner defines it; :func:`plan_round` and :func:`check_settings`
-raise until then.
+A ladder plays in rounds. :func:`plan_round` looks at the results of the earlier rounds and
+says who meets in the next one:
+
+- **Fit.** A joint Bradley-Terry fit of all results (:func:`tournaments.ratings.fit_elo`)
+  with ``prior_games`` virtual games of each bot against a virtual bot of the mean rating,
+  the duplicate pair as the unit of its intervals. A bot's spread of pair results is an
+  estimate from its own few pairs, so it is pulled towards the model's variance with the
+  weight of :data:`MODEL_VARIANCE_PAIRS` pairs: one lucky pair does not certify anything.
+- **Out of the race** (with ``top: K``): a bot leaves the race when at least K bots are
+  above it at the configured confidence (each comparison one-sided, the two ratings'
+  covariance ignored, which widens the comparison). It rests: no more games.
+- **Swiss rounds.** Every active bot (every bot, or the contenders) plays one duplicate
+  pair. With an odd count, the bot with the most pairs played sits out (ties drawn), so
+  the bye rotates. A share ``random_share`` of the pairs are drawn at random across the
+  whole field, which keeps the rating scale connected; the rest is a maximum-weight perfect
+  matching (networkx) of the bots in rating order, in windows of :data:`WINDOW` bots whose
+  boundaries shift every other round. The weight of a pair is the chance that the fit has
+  their order wrong, ``2 Φ(-z)`` with ``z`` their distance in standard errors: close and
+  uncertain bots meet. Every earlier meeting adds ``repeat_penalty`` Elo to the distance.
+- **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
+  with the best bots out of the race), each round is one round robin of them.
+- **Certification.** The top K is certified when each of them is above every other bot,
+  and each above the next, with a likelihood of superiority of at least ``confidence`` (each
+  comparison on its own, not simultaneously). Without ``top``, the whole order.
+- **Budget.** ``rounds`` and ``max_matches`` (a pair is two matches): the last round is cut
+  to what is left, keeping the pairs whose order is least known. A plan with nothing to play
+  (budget spent, certified) says ``stop``.
+
+A round depends only on the bots, the results of earlier rounds (in any order), the seed,
+the round number and the settings, so a resumed or distributed run plans the same rounds.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from statistics import NormalDist
 
-from tournaments.ratings import RatingFit
+import networkx as nx
+import numpy as np
+
+from referee.seeds import derive_seed
+from tournaments.ratings import DEFAULT_ELO, ELO_PER_NATURAL_UNIT, RatingFit, fit_elo
 
 __all__ = [
+    "CONTENDER",
+    "FINAL",
+    "FINALIST",
+    "MODEL_VARIANCE_PAIRS",
+    "OUT",
+    "SWISS",
+    "WINDOW",
     "Certification",
     "LadderSettings",
     "PairOutcome",
     "RoundPlan",
     "check_settings",
+    "default_finalists",
     "plan_round",
 ]
+
+#: Bot statuses in :attr:`RoundPlan.status`.
+CONTENDER = "contender"
+OUT = "out"
+FINALIST = "finalist"
+#: Phases of :attr:`RoundPlan.phase`.
+SWISS = "swiss"
+FINAL = "final"
+
+#: Bots per window of the swiss matching: an exact matching of a window is fast, and bots
+#: far apart in rating would not be paired by it anyway (the random share does that).
+WINDOW = 12
+#: The model's variance counts as this many pairs beside a bot's own pairs' spread.
+MODEL_VARIANCE_PAIRS = 4
+# Below this many pairs, an edge weight still lets the matching tell pairs apart.
+_WEIGHT_FLOOR = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
 class LadderSettings:
-    """How a ladder plays and when it stops."""
+    """How a ladder plays: what it certifies, its budget and its pairing policy."""
 
+    #: K to certify; None ranks the whole field.
     top: int | None = None
     confidence: float = 0.95
+    #: Budget in matches (a duplicate pair is 2 matches).
     max_matches: int | None = None
+    #: Budget in rounds.
     rounds: int | None = None
+    #: Share of long-range random pairs per swiss round.
     random_share: float = 0.1
+    #: Elo added to a pair's distance for every earlier meeting.
     repeat_penalty: float = 100.0
+    #: Bots in the final round robins (default: :func:`default_finalists`).
     finalists: int | None = None
+    #: Virtual games of each bot against a virtual bot of the mean rating.
     prior_games: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class PairOutcome:
-    """One duplicate pair as stored."""
+    """One duplicate pair as stored: its decided matches (2, or 1 if one was void)."""
 
     first: str
     second: str
@@ -49,28 +117,272 @@ class PairOutcome:
 
 @dataclass(frozen=True, slots=True)
 class Certification:
-    """What the results decide about the top of the ladder."""
+    """Whether the top K (or the whole order) is decided at the confidence, and what is not."""
 
-    summary: str
+    top: int | None
+    confidence: float
+    certified: bool
+    #: The top K (or every bot with results) by rating, best first.
+    ranking: tuple[str, ...]
+    #: Comparisons still below the confidence, e.g. ``"#3 a over #4 b: 88.1 %"``.
+    open: tuple[str, ...] = field(default=())
 
     def text(self) -> str:
-        """The certification line of the standings."""
-        return self.summary
+        """``top 10 certified at 95 %``, or what is still open."""
+        level = f"{self.confidence * 100:g} %"
+        what = f"top {self.top}" if self.top is not None else f"order of {len(self.ranking)}"
+        if self.certified:
+            return f"{what} certified at {level}"
+        shown = "; ".join(self.open[:3]) + ("; …" if len(self.open) > 3 else "")
+        count = len(self.open)
+        return (
+            f"{what} not certified at {level}: {count} comparison{'s' * (count != 1)} "
+            f"open ({shown})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class RoundPlan:
-    """One round of a ladder: who meets, who waits, who is out, and whether to stop."""
+    """Who plays in one round, and what the results so far say."""
 
     round_number: int
+    #: Seat order of each pair's first match.
     pairs: tuple[tuple[str, str], ...]
+    #: Active bots left out this round (an odd count, or the budget's cut).
     byes: tuple[str, ...]
+    #: Bots out of the race: no more games.
     resting: tuple[str, ...]
+    #: :data:`SWISS` or :data:`FINAL`.
     phase: str
+    #: bot -> :data:`CONTENDER`, :data:`OUT` or :data:`FINALIST`.
     status: Mapping[str, str]
     certification: Certification
+    #: Nothing more to play: the budget is spent or the ranking certified.
     stop: bool
     fit: RatingFit
+
+
+def default_finalists(top: int, field_size: int) -> int:
+    """The final's size for ``top``: K plus a margin of half of K (at least 2), at most
+    the field."""
+    return min(field_size, top + max(2, top // 2))
+
+
+def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str, str]]:
+    """Problems with ``settings`` for a field of ``field_size`` bots, as (key, message)."""
+    problems: list[tuple[str, str]] = []
+    if field_size < 2:
+        problems.append(("bots", f"a ladder needs at least 2 bots, got {field_size}"))
+    top = settings.top
+    if top is not None and top < 1:
+        problems.append(("top", f"top must be at least 1, got {top}"))
+    elif top is not None and top > field_size:
+        problems.append(("top", f"top {top} is larger than the field of {field_size} bots"))
+    if not 0.5 < settings.confidence < 1:
+        problems.append(
+            ("confidence", f"confidence must be between 0.5 and 1, got {settings.confidence}")
+        )
+    one_round = 2 * (field_size // 2)
+    if settings.max_matches is not None and settings.max_matches < max(one_round, 2):
+        problems.append(
+            (
+                "max_matches",
+                f"below one round: {settings.max_matches} matches, but a round of "
+                f"{field_size} bots is {one_round} matches (a duplicate pair per bot)",
+            )
+        )
+    if settings.rounds is not None and settings.rounds < 1:
+        problems.append(("rounds", f"rounds must be at least 1, got {settings.rounds}"))
+    if not 0 <= settings.random_share <= 1:
+        problems.append(
+            ("random_share", f"random_share must be between 0 and 1, got {settings.random_share}")
+        )
+    if not settings.repeat_penalty >= 0:
+        problems.append(
+            ("repeat_penalty", f"repeat_penalty must be >= 0, got {settings.repeat_penalty}")
+        )
+    if not settings.prior_games > 0:
+        problems.append(("prior_games", f"prior_games must be > 0, got {settings.prior_games}"))
+    finalists = settings.finalists
+    if finalists is not None:
+        if top is None:
+            problems.append(("finalists", "finalists needs top: the final decides the top K"))
+        elif finalists < top or finalists > field_size:
+            problems.append(
+                (
+                    "finalists",
+                    f"finalists must be between top ({top}) and the field ({field_size}), "
+                    f"got {finalists}",
+                )
+            )
+    return problems
+
+
+@dataclass(slots=True)
+class _Field:
+    """The fit as arrays over the bots to plan, in the order of ``bots``."""
+
+    names: tuple[str, ...]
+    elo: np.ndarray
+    variance: np.ndarray
+    pairs_played: Counter[str]
+    meetings: Counter[frozenset[str]]
+
+
+def _fit_field(
+    bots: Sequence[str], results: Sequence[PairOutcome], settings: LadderSettings
+) -> tuple[RatingFit, _Field]:
+    """Fit every result; return the fit and the bots' ratings and variances for planning."""
+    ordered = sorted(
+        results, key=lambda r: (r.round, r.first, r.second, r.first_wins, r.second_wins)
+    )
+    wins: dict[tuple[str, str], float] = {}
+    pairs: dict[tuple[str, str, int, int], int] = {}
+    pairs_played: Counter[str] = Counter()
+    meetings: Counter[frozenset[str]] = Counter()
+    for outcome in ordered:
+        if outcome.first_wins + outcome.second_wins == 0:
+            continue
+        key = (outcome.first, outcome.second, outcome.first_wins, outcome.second_wins)
+        pairs[key] = pairs.get(key, 0) + 1
+        for winner, loser, won in (
+            (outcome.first, outcome.second, outcome.first_wins),
+            (outcome.second, outcome.first, outcome.second_wins),
+        ):
+            if won:
+                wins[(winner, loser)] = wins.get((winner, loser), 0) + won
+        pairs_played[outcome.first] += 1
+        pairs_played[outcome.second] += 1
+        meetings[frozenset((outcome.first, outcome.second))] += 1
+    # Bots that left the field (older league versions) still tell about their opponents.
+    known = set(bots)
+    others = sorted({name for pair in wins for name in pair} - known)
+    fit = fit_elo(
+        [*bots, *others],
+        wins,
+        virtual_draws=0.0,
+        prior_games=settings.prior_games,
+        confidence=settings.confidence,
+        pairs=pairs,
+    )
+    # A bot without results: the mean rating and the prior's variance.
+    prior_stderr = 2 / math.sqrt(settings.prior_games) * ELO_PER_NATURAL_UNIT
+    elo = np.full(len(bots), DEFAULT_ELO)
+    variance = np.full(len(bots), prior_stderr**2)
+    for position, name in enumerate(bots):
+        rating = fit.ratings[name]
+        if rating.elo is None or rating.stderr is None or rating.match_stderr is None:
+            continue
+        played = pairs_played[name]
+        elo[position] = rating.elo
+        variance[position] = (
+            played * rating.stderr**2 + MODEL_VARIANCE_PAIRS * rating.match_stderr**2
+        ) / (played + MODEL_VARIANCE_PAIRS)
+    return fit, _Field(tuple(bots), elo, variance, pairs_played, meetings)
+
+
+def _out_of_race(state: _Field, top: int, confidence: float) -> np.ndarray:
+    """True for each bot with at least ``top`` bots above it at ``confidence``."""
+    z = NormalDist().inv_cdf(confidence)
+    size = len(state.names)
+    out = np.zeros(size, dtype=bool)
+    if top >= size:
+        return out
+    chunk = 512
+    for start in range(0, size, chunk):
+        rows = slice(start, min(size, start + chunk))
+        lower = state.elo[None, :] - z * np.sqrt(
+            state.variance[rows, None] + state.variance[None, :]
+        )
+        above = (lower > state.elo[rows, None]).sum(axis=1)
+        out[rows] = above >= top
+    return out
+
+
+def _certify(fit: RatingFit, state: _Field, top: int | None, confidence: float) -> Certification:
+    """Which comparisons of the top K (or of neighbours in the whole order) are decided."""
+    order = [state.names[i] for i in np.argsort(-state.elo, kind="stable").tolist()]
+    rank = {name: position + 1 for position, name in enumerate(order)}
+    rated = [name for name in order if fit.ratings[name].elo is not None]
+    open_: list[str] = []
+
+    def compare(higher: str, lower: str) -> None:
+        value = fit.los.get(higher, {}).get(lower)
+        if value is None or value < confidence:
+            shown = "no results" if value is None else f"{value * 100:.1f} %"
+            open_.append(f"#{rank[higher]} {higher} over #{rank[lower]} {lower}: {shown}")
+
+    if top is None:
+        for higher, lower in itertools.pairwise(order):
+            compare(higher, lower)
+        certified = not open_ and len(rated) == len(order)
+        return Certification(None, confidence, certified, tuple(order), tuple(open_))
+    leaders = order[:top]
+    for higher, lower in itertools.pairwise(leaders):
+        compare(higher, lower)
+    # The K-th against everyone below it first: the set boundary is the usual open question.
+    for lower in order[top:]:
+        for higher in reversed(leaders):
+            compare(higher, lower)
+    certified = not open_ and all(fit.ratings[name].elo is not None for name in leaders)
+    return Certification(top, confidence, certified, tuple(leaders), tuple(open_))
+
+
+def _weight(state: _Field, first: int, second: int, repeat_penalty: float) -> float:
+    """The chance that the fit has the pair's order wrong, with repeats counted as distance."""
+    meetings = state.meetings[frozenset((state.names[first], state.names[second]))]
+    distance = abs(float(state.elo[first] - state.elo[second])) + repeat_penalty * meetings
+    spread = math.sqrt(float(state.variance[first] + state.variance[second]))
+    return max(2 * NormalDist().cdf(-distance / spread), _WEIGHT_FLOOR)
+
+
+def _match_window(
+    state: _Field, window: Sequence[int], repeat_penalty: float
+) -> list[tuple[int, int]]:
+    """A maximum-weight perfect matching of an even window of bots (positions in state)."""
+    if len(window) == 2:
+        return [(window[0], window[1])]
+    graph: nx.Graph[int] = nx.Graph()
+    for at, first in enumerate(window):
+        for second in window[at + 1 :]:
+            graph.add_edge(first, second, weight=_weight(state, first, second, repeat_penalty))
+    matching = nx.max_weight_matching(graph, maxcardinality=True)
+    return sorted((min(a, b), max(a, b)) for a, b in matching)
+
+
+def _swiss_pairs(
+    state: _Field,
+    active: list[int],
+    settings: LadderSettings,
+    round_number: int,
+    rng: random.Random,
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """Pairs of the active bots (positions in state) and the bye, if any."""
+    tiebreak = {position: rng.random() for position in active}
+    byes: list[int] = []
+    if len(active) % 2:
+        most = max(state.pairs_played[state.names[p]] for p in active)
+        candidates = [p for p in active if state.pairs_played[state.names[p]] == most]
+        bye = min(candidates, key=lambda p: tiebreak[p])
+        byes.append(bye)
+        active = [p for p in active if p != bye]
+    pairs: list[tuple[int, int]] = []
+    expected = settings.random_share * len(active) / 2
+    random_count = min(len(active) // 2, int(expected + rng.random()))
+    if random_count:
+        chosen = rng.sample(sorted(active), 2 * random_count)
+        pairs.extend(zip(chosen[::2], chosen[1::2], strict=True))
+        taken = set(chosen)
+        active = [p for p in active if p not in taken]
+    ranked = sorted(active, key=lambda p: (-float(state.elo[p]), tiebreak[p]))
+    # Every other round the windows start half a window later, so no boundary is fixed.
+    start = (WINDOW // 2) if round_number % 2 == 0 and len(ranked) > WINDOW else 0
+    start -= start % 2
+    bounds = [0, *range(start or WINDOW, len(ranked), WINDOW), len(ranked)]
+    for low, high in itertools.pairwise(bounds):
+        if high > low:
+            pairs.extend(_match_window(state, ranked[low:high], settings.repeat_penalty))
+    return pairs, byes
 
 
 def plan_round(
@@ -82,10 +394,63 @@ def plan_round(
     *,
     matches_played: int,
 ) -> RoundPlan:
-    """The pairs of round ``round_number`` from the results of the rounds before it."""
-    raise NotImplementedError("the ladder planner is not available")
-
-
-def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str, str]]:
-    """Problems with ``settings`` for a field of ``field_size`` bots, as (key, message)."""
-    raise NotImplementedError("the ladder planner is not available")
+    """Plan round ``round_number`` (from 1) of a ladder of ``bots`` from the earlier
+    ``results`` (see the module's description of the policy)."""
+    fit, state = _fit_field(bots, results, settings)
+    rng = random.Random(derive_seed(seed, "ladder", round_number))
+    size = len(bots)
+    top = settings.top
+    certification = _certify(fit, state, top, settings.confidence)
+    out = (
+        _out_of_race(state, top, settings.confidence)
+        if top is not None
+        else np.zeros(size, dtype=bool)
+    )
+    contenders = [position for position in range(size) if not out[position]]
+    finalists = None if top is None else settings.finalists or default_finalists(top, size)
+    phase = SWISS
+    if top is not None and finalists is not None and len(contenders) <= finalists:
+        phase = FINAL
+        by_rating = sorted(range(size), key=lambda p: -float(state.elo[p]))
+        while len(contenders) < min(top + 1, size):
+            contenders.append(next(p for p in by_rating if p not in contenders))
+        contenders.sort()
+    playing = set(contenders)
+    status = {
+        name: (FINALIST if phase == FINAL else CONTENDER) if position in playing else OUT
+        for position, name in enumerate(bots)
+    }
+    resting = tuple(name for name in bots if status[name] == OUT)
+    budget = math.inf if settings.max_matches is None else settings.max_matches - matches_played
+    over = settings.rounds is not None and round_number > settings.rounds
+    pairs: list[tuple[int, int]] = []
+    byes: list[int] = []
+    if not certification.certified and not over and budget >= 2:
+        if phase == FINAL:
+            ranked = sorted(contenders, key=lambda p: -float(state.elo[p]))
+            pairs = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
+        else:
+            pairs, byes = _swiss_pairs(state, contenders, settings, round_number, rng)
+        if 2 * len(pairs) > budget:
+            # The budget's last round: keep the pairs whose order is least known.
+            keep = sorted(pairs, key=lambda pair: -_weight(state, pair[0], pair[1], 0.0))[
+                : int(budget // 2)
+            ]
+            cut = set(pairs) - set(keep)
+            pairs = [pair for pair in pairs if pair not in cut]
+            left_out = {p for pair in cut for p in pair} - {p for pair in pairs for p in pair}
+            byes = sorted({*byes, *left_out})
+    seated = tuple(
+        (bots[a], bots[b]) if rng.random() < 0.5 else (bots[b], bots[a]) for a, b in pairs
+    )
+    return RoundPlan(
+        round_number=round_number,
+        pairs=seated,
+        byes=tuple(bots[p] for p in sorted(byes)),
+        resting=resting,
+        phase=phase,
+        status=status,
+        certification=certification,
+        stop=not seated,
+        fit=fit,
+    )

@@ -1,24 +1,34 @@
-"""Elo ratings by maximum likelihood over all results jointly: pure functions, pure Python.
+"""Elo ratings by maximum likelihood over all results jointly: pure functions on numpy arrays.
 
 The model is Bradley-Terry on the Elo scale, as Ordo and BayesElo use it: bot ``i`` beats
 bot ``j`` with probability ``1 / (1 + 10 ** ((r_j - r_i) / 400))``. :func:`fit_elo` finds the
 ratings that make all the results most likely together (not a per-bot pooled score, which
 ignores who each bot played):
 
-- **Prior.** Each pair of bots that has met gets ``virtual_draws`` virtual drawn matches,
-  counted as half a win each way (BayesElo's ``prior``; default 1 here, i.e. one extra win
-  and loss split evenly). This keeps the estimate finite when a bot won (or lost) every
-  match, where the plain maximum-likelihood estimate is infinite, and shrinks ratings from
-  a handful of matches slightly towards each other. With ``virtual_draws=0`` the fit is the
-  plain MLE, which exists only if every bot both won and lost within each group.
+- **Prior.** Two kinds, which keep the estimate finite when a bot won (or lost) every match
+  (where the plain maximum-likelihood estimate is infinite) and shrink ratings from a handful
+  of matches:
+
+  - ``virtual_draws`` (the default, 1): each pair of bots that has met gets that many virtual
+    drawn matches, half a win each way (BayesElo's ``prior``). In a round robin, where every
+    pair plays many matches, it is a small pull. Where most pairs meet once (a ladder of a
+    large field) it weighs as much as the results and compresses the ratings: the prior
+    then grows with the number of distinct opponents.
+  - ``prior_games`` (a ladder's choice): each bot plays that many virtual games against a
+    virtual bot of the mean rating, winning half. The pull is the same for every bot however
+    many opponents it met, and it ties every bot to one scale, so bots of separate groups get
+    comparable (shrunk) ratings and the fit is joint even when the results are not connected.
+
+  With both 0 the fit is the plain MLE, which exists only if every bot both won and lost
+  within each group.
 - **Fit.** Newton's method on the (concave) log-likelihood in natural units
-  ``θ = r · ln 10 / 400``, one bot held at 0, with step halving; to 1e-12.
+  ``θ = r · ln 10 / 400``, with step halving, to 1e-12 (one bot held at 0 without
+  ``prior_games``; with it the virtual mean bot is at 0).
 - **Anchor.** The mean rating is 1500, or a named anchor bot is fixed at ``anchor_elo``.
 - **Uncertainty.** The covariance of the ratings is the inverse of the observed information
   (the negative Hessian of the log-likelihood, prior included) at the fit: relative to the
-  anchor bot, or, for a mean anchor, its pseudo-inverse ``(F + J/n)⁻¹ - J/n``, the
-  covariance of ratings constrained to their mean. Intervals are ``elo ± z · stderr`` with
-  ``z`` for the given confidence (1.96 for 95 %).
+  anchor bot, or, for a mean anchor, of the ratings minus their mean. Intervals are
+  ``elo ± z · stderr`` with ``z`` for the given confidence (1.96 for 95 %).
 - **Duplicate pairs.** The two matches of a duplicate pair share their deals, so they are not
   independent: given ``pairs`` (how each pair between two bots ended), the covariance is
   also estimated with the pair as the unit, as the SPRT does (:mod:`tournaments.sprt`). That
@@ -31,9 +41,13 @@ ignores who each bot played):
 - **Likelihood of superiority.** ``LOS(i, j) = Φ((r_i - r_j) / sd(r_i - r_j))``, the normal
   approximation with the full covariance.
 - **Disconnected results.** If the graph of who played whom falls into separate groups,
-  ratings are only comparable within a group: each group is fitted on its own (anchored at
-  the anchor bot if it is in that group, else at a mean of 1500) and a warning says so.
-  Bots without results have no rating.
+  ratings are only comparable within a group: without ``prior_games`` each group is fitted
+  on its own (anchored at the anchor bot if it is in that group, else at a mean of 1500) and
+  a warning says so. Bots without results have no rating.
+
+The work is dense linear algebra on the bots that have results (the results enter once,
+summed per pair of bots), so a fit of 1,000 bots takes well under a second however many
+matches they played.
 
 Matches in Aegis always have a winner; a forfeit is a loss for the offender and a void match
 counts for nobody, which the caller decides when it builds the win counts.
@@ -42,9 +56,15 @@ counts for nobody, which the caller decides when it builds the win counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit, log_expit, ndtr
 
 __all__ = [
     "DEFAULT_ELO",
@@ -54,6 +74,7 @@ __all__ = [
     "PairResults",
     "Rating",
     "RatingFit",
+    "SuperiorityTable",
     "components",
     "expected_score",
     "fit_elo",
@@ -74,6 +95,8 @@ MATCH_UNIT = "match"
 #: ended with ``a`` winning ``a_wins`` and ``b`` winning ``b_wins`` of their decided matches
 #: (``a_wins + b_wins`` is 2, or 1 when the pair's other match was void or is not played yet).
 PairResults = Mapping[tuple[str, str, int, int], int]
+
+Matrix = NDArray[np.float64]
 
 
 def expected_score(elo_difference: float) -> float:
@@ -102,13 +125,70 @@ class Rating:
     match_stderr: float | None = None
 
 
+class _SuperiorityRow(Mapping[str, float]):
+    """``LOS(name, other)`` for every ``other`` fitted with ``name``, read from one row."""
+
+    __slots__ = ("_index", "_position", "_values")
+
+    def __init__(self, index: Mapping[str, int], position: int, values: Matrix) -> None:
+        self._index = index
+        self._position = position
+        self._values = values
+
+    def __getitem__(self, other: str) -> float:
+        position = self._index[other]
+        if position == self._position:
+            raise KeyError(other)
+        return float(self._values[position])
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, at in self._index.items() if at != self._position)
+
+    def __len__(self) -> int:
+        return len(self._index) - 1
+
+
+class SuperiorityTable(Mapping[str, Mapping[str, float]]):
+    """``table[a][b]``: the probability that ``a`` is stronger than ``b``, for two bots fitted
+    together; kept as matrices, so a field of a thousand bots does not become a million
+    Python floats until someone reads them."""
+
+    __slots__ = ("_blocks", "_where")
+
+    def __init__(self) -> None:
+        self._blocks: list[tuple[dict[str, int], Matrix]] = []
+        self._where: dict[str, tuple[int, int]] = {}
+
+    def add(self, members: Sequence[str], matrix: Matrix) -> None:
+        """Add the LOS matrix of bots fitted together (``matrix[i, j]`` = LOS(i, j))."""
+        index = {name: position for position, name in enumerate(members)}
+        for name, position in index.items():
+            self._where[name] = (len(self._blocks), position)
+        self._blocks.append((index, matrix))
+
+    def __getitem__(self, name: str) -> Mapping[str, float]:
+        block, position = self._where[name]
+        index, matrix = self._blocks[block]
+        return _SuperiorityRow(index, position, matrix[position])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __repr__(self) -> str:
+        return f"SuperiorityTable({len(self)} bots)"
+
+
 @dataclass(frozen=True, slots=True)
 class RatingFit:
     """Ratings of every bot, the likelihood of superiority and any warnings."""
 
     ratings: dict[str, Rating]
-    #: ``los[a][b]``: probability that ``a`` is stronger than ``b`` (same group only).
-    los: dict[str, dict[str, float]]
+    #: ``los[a][b]``: probability that ``a`` is stronger than ``b`` (same group only, or any
+    #: two bots with results when the fit has ``prior_games``).
+    los: Mapping[str, Mapping[str, float]]
     #: Groups of bots connected by results; bots without results are in none.
     components: tuple[tuple[str, ...], ...]
     warnings: tuple[str, ...]
@@ -116,6 +196,8 @@ class RatingFit:
     confidence: float
     #: The unit of the intervals and the LOS: :data:`PAIR_UNIT` or :data:`MATCH_UNIT`.
     unit: str = MATCH_UNIT
+    #: Virtual games of each bot against a virtual bot of the mean rating (0: none).
+    prior_games: float = 0.0
 
 
 def components(
@@ -123,194 +205,126 @@ def components(
 ) -> list[tuple[str, ...]]:
     """Groups of bots connected by played matches, each in ``names`` order, bots without
     matches left out."""
-    neighbours: dict[str, set[str]] = {name: set() for name in names}
+    index = {name: position for position, name in enumerate(names)}
+    rows, columns = [], []
     for (first, second), count in games.items():
-        if count > 0 and first != second and first in neighbours and second in neighbours:
-            neighbours[first].add(second)
-            neighbours[second].add(first)
-    seen: set[str] = set()
-    groups: list[tuple[str, ...]] = []
-    for name in names:
-        if name in seen or not neighbours[name]:
-            continue
-        group = {name}
-        frontier = [name]
-        while frontier:
-            for other in neighbours[frontier.pop()]:
-                if other not in group:
-                    group.add(other)
-                    frontier.append(other)
-        seen |= group
-        groups.append(tuple(member for member in names if member in group))
-    return groups
+        if count > 0 and first != second and first in index and second in index:
+            rows.append(index[first])
+            columns.append(index[second])
+    return _groups(names, np.array(rows, dtype=np.int64), np.array(columns, dtype=np.int64))
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1 / (1 + math.exp(-x))
-    exp = math.exp(x)
-    return exp / (1 + exp)
+def _groups(
+    names: Sequence[str], rows: NDArray[np.int64], columns: NDArray[np.int64]
+) -> list[tuple[str, ...]]:
+    """The connected groups of the graph with edges ``rows[k]``-``columns[k]``, in order of
+    their first member, members in ``names`` order, isolated bots left out."""
+    size = len(names)
+    if not size or not len(rows):
+        return []
+    graph = coo_matrix((np.ones(len(rows)), (rows, columns)), shape=(size, size))
+    _, labels = connected_components(graph, directed=False)
+    played = np.zeros(size, dtype=bool)
+    played[rows] = True
+    played[columns] = True
+    members: dict[int, list[str]] = {}
+    for position in np.flatnonzero(played).tolist():
+        members.setdefault(int(labels[position]), []).append(names[position])
+    first_at = {name: position for position, name in enumerate(names)}
+    return sorted((tuple(group) for group in members.values()), key=lambda g: first_at[g[0]])
 
 
-def _log_sigmoid(x: float) -> float:
-    return -math.log1p(math.exp(-x)) if x >= 0 else x - math.log1p(math.exp(x))
+class _Block:
+    """Bots fitted together: one connected group, or every bot with results under a prior
+    of virtual games against the mean."""
 
+    def __init__(self, wins: Matrix, virtual_draws: float, prior_games: float) -> None:
+        met = (wins + wins.T) > 0
+        self.wins = wins + np.where(met, virtual_draws / 2, 0.0)
+        self.games = self.wins + self.wins.T
+        self.prior_games = prior_games
 
-def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
-    """Solve ``matrix · x = vector`` by Gaussian elimination with partial pivoting."""
-    size = len(vector)
-    rows = [[*matrix[index], vector[index]] for index in range(size)]
-    for column in range(size):
-        pivot = max(range(column, size), key=lambda row: abs(rows[row][column]))
-        if abs(rows[pivot][column]) < 1e-300:
-            raise ZeroDivisionError("singular matrix")
-        rows[column], rows[pivot] = rows[pivot], rows[column]
-        head = rows[column]
-        for row in range(column + 1, size):
-            factor = rows[row][column] / head[column]
-            if factor:
-                target = rows[row]
-                for position in range(column, size + 1):
-                    target[position] -= factor * head[position]
-    solution = [0.0] * size
-    for row in range(size - 1, -1, -1):
-        total = rows[row][size] - sum(
-            rows[row][column] * solution[column] for column in range(row + 1, size)
-        )
-        solution[row] = total / rows[row][row]
-    return solution
+    def log_likelihood(self, theta: Matrix) -> float:
+        value = float(np.sum(self.wins * log_expit(theta[:, None] - theta[None, :])))
+        if self.prior_games:
+            value += self.prior_games * float(np.sum(log_expit(theta) + log_expit(-theta))) / 2
+        return value
 
-
-def _product(first: list[list[float]], second: list[list[float]]) -> list[list[float]]:
-    """The matrix product ``first · second``."""
-    columns = list(zip(*second, strict=True))
-    return [
-        [sum(a * b for a, b in zip(row, column, strict=True)) for column in columns]
-        for row in first
-    ]
-
-
-def _inverse(matrix: list[list[float]]) -> list[list[float]]:
-    size = len(matrix)
-    columns = [
-        _solve(matrix, [1.0 if row == index else 0.0 for row in range(size)])
-        for index in range(size)
-    ]
-    return [[columns[column][row] for column in range(size)] for row in range(size)]
-
-
-class _Component:
-    """The fit of one connected group of bots."""
-
-    def __init__(
-        self, members: Sequence[str], wins: Mapping[tuple[str, str], float], virtual_draws: float
-    ) -> None:
-        self.members = tuple(members)
-        size = len(members)
-        self.index = index = {name: position for position, name in enumerate(members)}
-        self.wins = [[0.0] * size for _ in range(size)]
-        for (winner, loser), count in wins.items():
-            if winner in index and loser in index and winner != loser and count > 0:
-                self.wins[index[winner]][index[loser]] += count
-        for first in range(size):
-            for second in range(first + 1, size):
-                if self.wins[first][second] + self.wins[second][first] > 0:
-                    self.wins[first][second] += virtual_draws / 2
-                    self.wins[second][first] += virtual_draws / 2
-        self.games = [
-            [self.wins[first][second] + self.wins[second][first] for second in range(size)]
-            for first in range(size)
-        ]
-
-    def log_likelihood(self, theta: Sequence[float]) -> float:
-        size = len(theta)
-        return sum(
-            self.wins[first][second] * _log_sigmoid(theta[first] - theta[second])
-            for first in range(size)
-            for second in range(size)
-            if self.wins[first][second]
-        )
-
-    def gradient_and_information(
-        self, theta: Sequence[float]
-    ) -> tuple[list[float], list[list[float]]]:
-        size = len(theta)
-        gradient = [0.0] * size
-        information = [[0.0] * size for _ in range(size)]
-        for first in range(size):
-            for second in range(size):
-                games = self.games[first][second]
-                if first == second or not games:
-                    continue
-                probability = _sigmoid(theta[first] - theta[second])
-                gradient[first] += self.wins[first][second] - games * probability
-                curvature = games * probability * (1 - probability)
-                information[first][first] += curvature
-                information[first][second] -= curvature
+    def gradient_and_information(self, theta: Matrix) -> tuple[Matrix, Matrix]:
+        probability = expit(theta[:, None] - theta[None, :])
+        gradient = self.wins.sum(axis=1) - (self.games * probability).sum(axis=1)
+        curvature = self.games * probability * (1 - probability)
+        information = -curvature
+        information[np.diag_indices_from(information)] += curvature.sum(axis=1)
+        if self.prior_games:
+            mean_probability = expit(theta)
+            gradient += self.prior_games * (0.5 - mean_probability)
+            information[np.diag_indices_from(information)] += (
+                self.prior_games * mean_probability * (1 - mean_probability)
+            )
         return gradient, information
 
-    def pair_spread(self, theta: Sequence[float], pairs: PairResults) -> list[list[float]]:
-        """``Σ_c g_c g_cᵀ`` over the duplicate pairs ``c`` within the group, where ``g_c`` is
-        the gradient of the pair's log-likelihood at ``theta``: the meat of the sandwich.
-
-        A pair is between two bots ``a`` and ``b``, so ``g_c`` is ``x`` for ``a``, ``-x`` for
-        ``b`` and 0 elsewhere, with ``x`` = ``a``'s wins in the pair minus the wins the fit
-        expects of it; its outer product is ``x²`` on the diagonal at ``a`` and ``b`` and
-        ``-x²`` off it.
-        """
-        size = len(self.members)
-        spread = [[0.0] * size for _ in range(size)]
-        for (first, second, first_wins, second_wins), count in pairs.items():
-            a, b = self.index.get(first), self.index.get(second)
-            if a is None or b is None or not count:
-                continue
-            expected = (first_wins + second_wins) * _sigmoid(theta[a] - theta[b])
-            weight = count * (first_wins - expected) ** 2
-            spread[a][a] += weight
-            spread[b][b] += weight
-            spread[a][b] -= weight
-            spread[b][a] -= weight
-        return spread
-
-    def fit(self) -> list[float]:
-        """Maximum-likelihood θ with the first member held at 0."""
-        size = len(self.members)
-        theta = [0.0] * size
+    def fit(self) -> Matrix:
+        """Maximum-likelihood θ: the first bot held at 0, or the virtual mean bot at 0."""
+        size = len(self.wins)
+        free = slice(0, size) if self.prior_games else slice(1, size)
+        theta = np.zeros(size)
         current = self.log_likelihood(theta)
         for _ in range(_MAX_ITERATIONS):
             gradient, information = self.gradient_and_information(theta)
-            reduced = [row[1:] for row in information[1:]]
-            step = _solve(reduced, gradient[1:])
+            step = np.zeros(size)
+            if size > free.start:
+                step[free] = np.linalg.solve(information[free, free], gradient[free])
             scale = 1.0
             while True:
-                candidate = [0.0, *(theta[i + 1] + scale * step[i] for i in range(size - 1))]
+                candidate = theta + scale * step
                 value = self.log_likelihood(candidate)
                 if value >= current - 1e-12 or scale < 1e-6:
                     break
                 scale /= 2
             theta, current = candidate, value
-            if max((abs(scale * delta) for delta in step), default=0.0) < _TOLERANCE:
+            if float(np.max(np.abs(scale * step), initial=0.0)) < _TOLERANCE:
                 break
         return theta
 
     def is_strongly_connected(self) -> bool:
         """True if every bot can be reached from every other along wins: the condition for
         a finite plain MLE."""
-        size = len(self.members)
+        count, _ = connected_components(self.wins > 0, directed=True, connection="strong")
+        return bool(count == 1)
 
-        def reach(forward: bool) -> set[int]:
-            seen = {0}
-            frontier = [0]
-            while frontier:
-                node = frontier.pop()
-                for other in range(size):
-                    count = self.wins[node][other] if forward else self.wins[other][node]
-                    if count > 0 and other not in seen:
-                        seen.add(other)
-                        frontier.append(other)
-            return seen
 
-        return len(reach(True)) == size and len(reach(False)) == size
+def _pair_spread(theta: Matrix, index: Mapping[str, int], pairs: PairResults) -> Matrix:
+    """``Σ_c g_c g_cᵀ`` over the duplicate pairs ``c`` within the block, where ``g_c`` is
+    the gradient of the pair's log-likelihood at ``theta``: the meat of the sandwich.
+
+    A pair is between two bots ``a`` and ``b``, so ``g_c`` is ``x`` for ``a``, ``-x`` for
+    ``b`` and 0 elsewhere, with ``x`` = ``a``'s wins in the pair minus the wins the fit
+    expects of it; its outer product is ``x²`` on the diagonal at ``a`` and ``b`` and
+    ``-x²`` off it.
+    """
+    size = len(theta)
+    firsts, seconds, first_wins, decided, counts = [], [], [], [], []
+    for (first, second, won, lost), count in pairs.items():
+        a, b = index.get(first), index.get(second)
+        if a is None or b is None or not count:
+            continue
+        firsts.append(a)
+        seconds.append(b)
+        first_wins.append(won)
+        decided.append(won + lost)
+        counts.append(count)
+    spread = np.zeros((size, size))
+    if not firsts:
+        return spread
+    a_at, b_at = np.array(firsts), np.array(seconds)
+    expected = np.array(decided) * expit(theta[a_at] - theta[b_at])
+    weight = np.array(counts) * (np.array(first_wins) - expected) ** 2
+    np.add.at(spread, (a_at, a_at), weight)
+    np.add.at(spread, (b_at, b_at), weight)
+    np.add.at(spread, (a_at, b_at), -weight)
+    np.add.at(spread, (b_at, a_at), -weight)
+    return spread
 
 
 def fit_elo(
@@ -322,94 +336,153 @@ def fit_elo(
     virtual_draws: float = 1.0,
     confidence: float = 0.95,
     pairs: PairResults | None = None,
+    prior_games: float = 0.0,
 ) -> RatingFit:
     """Fit Elo ratings to match results (see the module's description of the method).
 
     ``wins[(a, b)]`` is how many matches ``a`` won against ``b``; ``pairs``, the same matches
     by duplicate pair (:data:`PairResults`), makes the pair the unit of the intervals and the
-    LOS. Raises ``ValueError`` for ``virtual_draws=0`` with results that have no finite
-    maximum-likelihood estimate, and for pairs that do not add up to ``wins``.
+    LOS. ``prior_games`` > 0 fits every bot with results together, each with that many
+    virtual games (half won) against a virtual bot of the mean rating. Raises ``ValueError``
+    for a plain MLE (both priors 0) with results that have no finite maximum-likelihood
+    estimate, and for pairs that do not add up to ``wins``.
     """
-    if virtual_draws < 0 or not 0 < confidence < 1:
-        raise ValueError("virtual_draws must be >= 0 and confidence between 0 and 1")
+    if virtual_draws < 0 or prior_games < 0 or not 0 < confidence < 1:
+        raise ValueError(
+            "virtual_draws and prior_games must be >= 0 and confidence between 0 and 1"
+        )
     if anchor is not None and anchor not in names:
         raise ValueError(f"anchor {anchor!r} is not one of the bots")
     if pairs is not None:
         _check_pairs(wins, pairs)
     z = NormalDist().inv_cdf((1 + confidence) / 2)
-    games: dict[tuple[str, str], float] = {}
+    position_of = {name: position for position, name in enumerate(names)}
+    winners: list[int] = []
+    losers: list[int] = []
+    counts: list[float] = []
     for (winner, loser), count in wins.items():
-        games[(winner, loser)] = games.get((winner, loser), 0) + count
-    groups = components(names, games)
+        if count > 0 and winner != loser and winner in position_of and loser in position_of:
+            winners.append(position_of[winner])
+            losers.append(position_of[loser])
+            counts.append(count)
+    groups = _groups(names, np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64))
     ratings = {name: Rating(name, None, None, None, None, None) for name in names}
-    los: dict[str, dict[str, float]] = {}
+    group_of = {name: number for number, group in enumerate(groups) for name in group}
+    los = SuperiorityTable()
     warnings: list[str] = []
-    if len(groups) > 1:
+    if len(groups) > 1 and not prior_games:
         listing = "; ".join("{" + ", ".join(group) + "}" for group in groups)
         warnings.append(
             f"the results fall into {len(groups)} groups that never played each other "
             f"({listing}): ratings compare only within a group, each anchored on its own"
         )
-    for number, group in enumerate(groups):
-        component = _Component(group, wins, virtual_draws)
-        if virtual_draws == 0 and not component.is_strongly_connected():
+    blocks = (
+        [tuple(name for group in groups for name in group)] if prior_games and groups else groups
+    )
+    block_of = {name: number for number, members in enumerate(blocks) for name in members}
+    edges: list[list[tuple[str, str, float]]] = [[] for _ in blocks]
+    for winner_at, loser_at, count in zip(winners, losers, counts, strict=True):
+        edges[block_of[names[winner_at]]].append((names[winner_at], names[loser_at], count))
+    for members, inside in zip(blocks, edges, strict=True):
+        index = {name: position for position, name in enumerate(members)}
+        size = len(members)
+        matrix = np.zeros((size, size))
+        rows = np.array([index[winner] for winner, _, _ in inside], dtype=np.int64)
+        columns = np.array([index[loser] for _, loser, _ in inside], dtype=np.int64)
+        np.add.at(matrix, (rows, columns), np.array([c for _, _, c in inside], dtype=float))
+        block = _Block(matrix, virtual_draws, prior_games)
+        if not virtual_draws and not prior_games and not block.is_strongly_connected():
             raise ValueError(
                 "a bot won or lost all its matches within {"
-                + ", ".join(group)
+                + ", ".join(members)
                 + "}: the plain maximum-likelihood Elo is infinite (use virtual_draws > 0)"
             )
-        theta = component.fit()
-        _, information = component.gradient_and_information(theta)
-        size = len(group)
-        if anchor in group:
-            fixed = group.index(anchor)
-            keep = [position for position in range(size) if position != fixed]
-            reduced = _inverse([[information[i][j] for j in keep] for i in keep])
-            covariance = [[0.0] * size for _ in range(size)]
-            for row, i in enumerate(keep):
-                for column, j in enumerate(keep):
-                    covariance[i][j] = reduced[row][column]
-            shift = anchor_elo - theta[fixed] * ELO_PER_NATURAL_UNIT
-        else:
-            mean = 1 / size
-            padded = _inverse([[value + mean for value in row] for row in information])
-            covariance = [[value - mean for value in row] for row in padded]
-            shift = DEFAULT_ELO - sum(theta) / size * ELO_PER_NATURAL_UNIT
+        theta = block.fit()
+        _, information = block.gradient_and_information(theta)
+        covariance, shift = _covariance(
+            information, members, theta, anchor, anchor_elo, relative=not prior_games
+        )
         # The anchor's row and column of the covariance are zero, and with a mean anchor its
         # rows sum to zero: either way the sandwich keeps the same constraint.
         shown = (
             covariance
             if pairs is None
-            else _product(_product(covariance, component.pair_spread(theta, pairs)), covariance)
+            else covariance @ _pair_spread(theta, index, pairs) @ covariance
         )
-        for position, name in enumerate(group):
-            elo = theta[position] * ELO_PER_NATURAL_UNIT + shift
-            stderr = math.sqrt(max(shown[position][position], 0.0)) * ELO_PER_NATURAL_UNIT
-            model = math.sqrt(max(covariance[position][position], 0.0)) * ELO_PER_NATURAL_UNIT
+        elos = theta * ELO_PER_NATURAL_UNIT + shift
+        stderrs = np.sqrt(np.clip(np.diag(shown), 0.0, None)) * ELO_PER_NATURAL_UNIT
+        models = np.sqrt(np.clip(np.diag(covariance), 0.0, None)) * ELO_PER_NATURAL_UNIT
+        for position, name in enumerate(members):
+            elo, stderr, model = (
+                float(elos[position]),
+                float(stderrs[position]),
+                float(models[position]),
+            )
             ratings[name] = Rating(
                 name,
                 elo,
                 elo - z * stderr,
                 elo + z * stderr,
                 stderr,
-                number,
+                group_of[name],
                 elo - z * model,
                 elo + z * model,
                 model,
             )
-        for i, first in enumerate(group):
-            beats = los.setdefault(first, {})
-            for j, second in enumerate(group):
-                if i == j:
-                    continue
-                variance = shown[i][i] + shown[j][j] - 2 * shown[i][j]
-                difference = theta[i] - theta[j]
-                if variance <= 0:
-                    beats[second] = 0.5 if difference == 0 else float(difference > 0)
-                else:
-                    beats[second] = NormalDist().cdf(difference / math.sqrt(variance))
+        los.add(members, _superiority(theta, shown))
     unit = MATCH_UNIT if pairs is None else PAIR_UNIT
-    return RatingFit(ratings, los, tuple(groups), tuple(warnings), virtual_draws, confidence, unit)
+    return RatingFit(
+        ratings, los, tuple(groups), tuple(warnings), virtual_draws, confidence, unit, prior_games
+    )
+
+
+def _covariance(
+    information: Matrix,
+    members: Sequence[str],
+    theta: Matrix,
+    anchor: str | None,
+    anchor_elo: float,
+    *,
+    relative: bool,
+) -> tuple[Matrix, float]:
+    """The covariance of θ for the block's anchor, and the shift from θ to Elo.
+
+    ``relative``: the information is singular along "everyone up by the same amount" (no
+    virtual mean bot), and only θ relative to the anchor (or the mean) has a covariance.
+    """
+    size = len(members)
+    if anchor in members:
+        fixed = members.index(anchor)
+        shift = anchor_elo - float(theta[fixed]) * ELO_PER_NATURAL_UNIT
+    else:
+        fixed = None
+        shift = DEFAULT_ELO - float(np.mean(theta)) * ELO_PER_NATURAL_UNIT
+    if fixed is not None:
+        keep = [position for position in range(size) if position != fixed]
+        covariance = np.zeros((size, size))
+        if relative:
+            covariance[np.ix_(keep, keep)] = np.linalg.inv(information[np.ix_(keep, keep)])
+        else:
+            to_anchor = np.eye(size) - np.outer(np.ones(size), np.eye(size)[fixed])
+            covariance = to_anchor @ np.linalg.inv(information) @ to_anchor.T
+        return covariance, shift
+    mean = np.full((size, size), 1 / size)
+    if relative:
+        return np.linalg.inv(information + mean) - mean, shift
+    centre = np.eye(size) - mean
+    return centre @ np.linalg.inv(information) @ centre, shift
+
+
+def _superiority(theta: Matrix, covariance: Matrix) -> Matrix:
+    """``LOS[i, j]``: Φ of the difference of θ over its standard deviation."""
+    variance = np.diag(covariance)
+    spread = variance[:, None] + variance[None, :] - 2 * covariance
+    difference = theta[:, None] - theta[None, :]
+    certain = spread <= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        los = ndtr(difference / np.sqrt(np.where(certain, 1.0, spread)))
+    ties = np.where(difference == 0, 0.5, (difference > 0).astype(float))
+    return np.where(certain, ties, los)
 
 
 def _check_pairs(wins: Mapping[tuple[str, str], float], pairs: PairResults) -> None:

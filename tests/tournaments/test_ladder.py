@@ -1,0 +1,215 @@
+"""The ladder's pairing policy, driven with simulated duplicate pairs of known strengths."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping
+
+import pytest
+
+from tournaments.ladder import (
+    FINAL,
+    FINALIST,
+    OUT,
+    SWISS,
+    LadderSettings,
+    PairOutcome,
+    RoundPlan,
+    check_settings,
+    plan_round,
+)
+from tournaments.ratings import expected_score
+
+
+def play_pair(first: str, second: str, truth: Mapping[str, float], rng: random.Random) -> int:
+    """``first``'s wins in a simulated duplicate pair (two independent matches)."""
+    chance = expected_score(truth[first] - truth[second])
+    return sum(rng.random() < chance for _ in range(2))
+
+
+def run_ladder(
+    truth: Mapping[str, float], settings: LadderSettings, seed: int = 1, max_rounds: int = 200
+) -> tuple[list[RoundPlan], list[PairOutcome]]:
+    """Plan and play rounds until the ladder stops; every plan and every result."""
+    rng = random.Random(seed)
+    bots = list(truth)
+    results: list[PairOutcome] = []
+    plans: list[RoundPlan] = []
+    for round_number in range(1, max_rounds + 1):
+        plan = plan_round(
+            bots, results, round_number, seed, settings, matches_played=2 * len(results)
+        )
+        plans.append(plan)
+        if plan.stop:
+            break
+        for first, second in plan.pairs:
+            won = play_pair(first, second, truth, rng)
+            results.append(PairOutcome(first, second, won, 2 - won, round_number))
+    return plans, results
+
+
+def names(count: int) -> list[str]:
+    return [f"bot{index:02d}" for index in range(count)]
+
+
+def test_first_round_pairs_everyone_once_and_one_bye_for_an_odd_field() -> None:
+    bots = names(11)
+    plan = plan_round(bots, [], 1, 7, LadderSettings(), matches_played=0)
+    seated = [name for pair in plan.pairs for name in pair]
+    assert len(plan.pairs) == 5
+    assert len(plan.byes) == 1
+    assert sorted([*seated, *plan.byes]) == sorted(bots)
+    assert plan.phase == SWISS
+    assert not plan.stop
+    assert not plan.resting
+
+
+def test_a_round_depends_on_the_seed_and_not_on_the_order_of_results() -> None:
+    truth = {name: 40.0 * index for index, name in enumerate(names(16))}
+    _, results = run_ladder(truth, LadderSettings(rounds=3))
+    settings = LadderSettings()
+    played = 2 * len(results)
+    plan = plan_round(list(truth), results, 4, 1, settings, matches_played=played)
+    shuffled = list(results)
+    random.Random(3).shuffle(shuffled)
+    again = plan_round(list(truth), shuffled, 4, 1, settings, matches_played=played)
+    assert again.pairs == plan.pairs
+    assert again.byes == plan.byes
+    others = {
+        plan_round(list(truth), results, 4, seed, settings, matches_played=played).pairs
+        for seed in range(2, 7)
+    }
+    assert others - {plan.pairs}
+
+
+def test_the_bye_rotates_through_an_odd_field() -> None:
+    truth = dict.fromkeys(names(9), 0.0)
+    plans, _ = run_ladder(truth, LadderSettings(rounds=9))
+    byes = [name for plan in plans[:9] for name in plan.byes]
+    assert len(byes) == 9
+    assert sorted(byes) == sorted(truth)
+
+
+def test_repeats_are_avoided_while_new_opponents_remain() -> None:
+    truth = dict.fromkeys(names(8), 0.0)
+    distinct = {}
+    for penalty in (0.0, 1000.0):
+        settings = LadderSettings(rounds=7, random_share=0.0, repeat_penalty=penalty)
+        _, results = run_ladder(truth, settings)
+        assert len(results) == 28
+        meetings = Counter(frozenset((r.first, r.second)) for r in results)
+        distinct[penalty] = len(meetings)
+        early = Counter(frozenset((r.first, r.second)) for r in results if r.round <= 4)
+        if penalty:
+            assert set(early.values()) == {1}
+            assert max(meetings.values()) == 2
+    # A seven-round schedule of 8 bots has 28 pairs: nearly all distinct with the penalty.
+    assert distinct[1000.0] >= 26
+    assert distinct[0.0] < distinct[1000.0]
+
+
+def test_swiss_rounds_pair_bots_of_close_strength() -> None:
+    rng = random.Random(11)
+    truth = {name: rng.gauss(0, 300) for name in names(64)}
+    plans, _ = run_ladder(truth, LadderSettings(rounds=10, random_share=0.0))
+    first_gap = sum(abs(truth[a] - truth[b]) for a, b in plans[0].pairs) / 32
+    last_gap = sum(abs(truth[a] - truth[b]) for a, b in plans[9].pairs) / 32
+    # Random pairs of N(0, 300²) bots are 340 Elo apart on average.
+    assert first_gap > 200
+    assert last_gap < first_gap / 2
+
+
+def test_random_share_draws_pairs_across_the_field() -> None:
+    rng = random.Random(5)
+    truth = {name: rng.gauss(0, 300) for name in names(64)}
+    _, results = run_ladder(truth, LadderSettings(rounds=6, random_share=0.0))
+    played = 2 * len(results)
+    spread_gaps = []
+    for share in (0.0, 1.0):
+        plan = plan_round(
+            list(truth), results, 7, 1, LadderSettings(random_share=share), matches_played=played
+        )
+        spread_gaps.append(sum(abs(truth[a] - truth[b]) for a, b in plan.pairs) / 32)
+    assert spread_gaps[1] > 2 * spread_gaps[0]
+
+
+def test_the_top_is_certified_after_the_rest_leave_the_race() -> None:
+    # Three leaders 300 Elo apart and far above a flat field of 21.
+    truth = {"ace": 1500.0, "king": 1200.0, "queen": 900.0}
+    truth |= {name: 0.0 for name in names(21)}
+    plans, results = run_ladder(truth, LadderSettings(top=3))
+    last = plans[-1]
+    assert last.stop
+    assert last.certification.certified
+    assert last.certification.ranking == ("ace", "king", "queen")
+    assert last.certification.text() == "top 3 certified at 95 %"
+    assert any(plan.phase == FINAL for plan in plans)
+    final = next(plan for plan in plans if plan.phase == FINAL)
+    finalists = {name for name, status in final.status.items() if status == FINALIST}
+    assert {"ace", "king", "queen"} <= finalists
+    assert all(final.status[name] == OUT for name in final.resting)
+    # Bots out of the race take no more games; the ladder used far less than a round robin.
+    resting = set(final.resting)
+    later = [r for r in results if r.round >= final.round_number]
+    assert not any(r.first in resting or r.second in resting for r in later)
+    assert 2 * len(results) < 24 * 23 / 2 * 2
+
+
+def test_an_open_certification_says_what_is_open() -> None:
+    truth = dict.fromkeys(names(10), 0.0)
+    plans, _ = run_ladder(truth, LadderSettings(top=2, rounds=3))
+    text = plans[-1].certification.text()
+    assert text.startswith("top 2 not certified at 95 %: ")
+    assert " over " in text
+
+
+def test_the_match_budget_is_never_exceeded_and_the_last_round_is_cut() -> None:
+    truth = {name: 30.0 * index for index, name in enumerate(names(12))}
+    plans, results = run_ladder(truth, LadderSettings(max_matches=50))
+    assert 2 * len(results) == 50
+    assert plans[-1].stop
+    cut = plans[-2]
+    assert len(cut.pairs) == 1
+    assert len(cut.byes) == 10
+
+
+def test_the_round_budget_stops_the_ladder() -> None:
+    truth = dict.fromkeys(names(6), 0.0)
+    plans, results = run_ladder(truth, LadderSettings(rounds=4))
+    assert len(plans) == 5
+    assert plans[-1].stop
+    assert {r.round for r in results} == {1, 2, 3, 4}
+
+
+def test_results_of_bots_that_left_still_count() -> None:
+    results = [PairOutcome("old", "a", 2, 0, 1), PairOutcome("old", "b", 0, 2, 1)]
+    plan = plan_round(["a", "b"], results, 2, 1, LadderSettings(), matches_played=4)
+    assert plan.fit.ratings["b"].elo is not None
+    assert plan.fit.ratings["a"].elo is not None
+    assert plan.fit.ratings["b"].elo > plan.fit.ratings["a"].elo
+    assert set(plan.status) == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    ("settings", "key", "message"),
+    [
+        (LadderSettings(top=80), "top", "top 80 is larger than the field of 64 bots"),
+        (LadderSettings(top=0), "top", "top must be at least 1, got 0"),
+        (LadderSettings(max_matches=40), "max_matches", "below one round: 40 matches, but"),
+        (LadderSettings(rounds=0), "rounds", "rounds must be at least 1"),
+        (LadderSettings(confidence=1.5), "confidence", "between 0.5 and 1"),
+        (LadderSettings(random_share=-0.1), "random_share", "between 0 and 1"),
+        (LadderSettings(prior_games=0), "prior_games", "must be > 0"),
+        (LadderSettings(finalists=5), "finalists", "finalists needs top"),
+        (LadderSettings(top=10, finalists=4), "finalists", "between top (10) and the field"),
+    ],
+)
+def test_bad_settings_are_named_by_key(settings: LadderSettings, key: str, message: str) -> None:
+    problems = check_settings(settings, 64)
+    assert [found for found, _ in problems] == [key]
+    assert message in problems[0][1]
+
+
+def test_good_settings_have_no_problems() -> None:
+    assert check_settings(LadderSettings(top=10, max_matches=64, rounds=3), 64) == []
