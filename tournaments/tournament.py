@@ -609,10 +609,17 @@ def _open_ladder(
 
 
 def _ladder_display_total(setup: TournamentSetup, planned: int) -> int:
-    """The progress bar's total for a ladder: its budget in matches, or (when only the
-    certification stops it) the matches planned so far."""
-    budget = ladder_budget(setup.ladder or LadderSettings())
-    return planned if budget is None else max(budget, planned)
+    """The progress bar's total for a ladder, whose schedule grows round by round: its
+    budget in matches; else its rounds of Swiss pairs (final rounds may have more); else,
+    as a scale, a round robin's matches."""
+    settings = setup.ladder or LadderSettings()
+    field = len(setup.bots)
+    budget = ladder_budget(settings)
+    if budget is None and settings.rounds is not None:
+        budget = settings.rounds * 2 * (field // 2)
+    if budget is None:
+        budget = field * (field - 1)
+    return max(budget, planned)
 
 
 def _play_ladder(coordinator: _Coordinator, connection: sqlite3.Connection, ladder: Ladder) -> None:
