@@ -14,7 +14,9 @@ its plans into scheduled matches:
 - each round is planned for the field of its time, which the store keeps: a bot added to the
   config (or a league's new version) joins from the next round on, and the rounds before
   are planned again as they were played. The results the planner reads are those between
-  bots of the round's field.
+  bots of the round's field;
+- the budget (``rounds``, ``max_matches``) counts from the last change of the field: a bot
+  that joins reopens a ladder that had stopped, as a league needs to place a new version.
 
 What each round planned (byes, each bot's status, the certification) is kept in the store for
 the standings, which read it without planning anything.
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from referee.seeds import derive_seed
 from tournaments.config import TournamentSetup
@@ -113,8 +115,13 @@ class Ladder:
     #: Every match of the rounds planned so far, the current one included.
     planned: list[ScheduledMatch] = field(default_factory=list)
     plan: RoundPlan | None = None
+    #: The field the current plan was made for.
+    plan_field: tuple[str, ...] = ()
     #: The field of each round played before this run, as the store kept it.
     fields: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: The field and the matches of each complete round, as planned by this run.
+    played_fields: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    played_matches: dict[int, int] = field(default_factory=dict)
 
     @property
     def settings(self) -> LadderSettings:
@@ -161,6 +168,8 @@ class Ladder:
         self.results.clear()
         self.planned.clear()
         self.matches_played = 0
+        self.played_fields.clear()
+        self.played_matches.clear()
         self.plan = None
         self._plan_next()
         while not self.finished and next(self.missing(), None) is None:
@@ -178,6 +187,8 @@ class Ladder:
             raise ValueError(f"round {plan.round_number} is not complete: {', '.join(absent)}")
         self.results.extend(pair_outcomes(plan, winners))
         self.matches_played += len(matches)
+        self.played_fields[plan.round_number] = self.plan_field
+        self.played_matches[plan.round_number] = len(matches)
         return self._plan_next()
 
     @property
@@ -199,6 +210,7 @@ class Ladder:
                 bots = tuple(self.bots)
                 plan = self._plan(bots, number)
         self.plan = plan
+        self.plan_field = tuple(bots)
         save_round(
             self.connection,
             StoredRound(
@@ -217,8 +229,16 @@ class Ladder:
         return plan
 
     def _plan(self, bots: Sequence[str], number: int) -> RoundPlan:
-        """Round ``number`` for the field ``bots``, from the results between them."""
+        """Round ``number`` for the field ``bots``, from the results between them, with the
+        budget counted from the first round of this field."""
         field_set = set(bots)
+        first = number
+        while first - 1 in self.played_fields and self.played_fields[first - 1] == tuple(bots):
+            first -= 1
+        settings = self.settings
+        if settings.rounds is not None:
+            settings = replace(settings, rounds=settings.rounds + first - 1)
+        spent = sum(self.played_matches[earlier] for earlier in range(first, number))
         return plan_round(
             bots,
             [
@@ -228,6 +248,6 @@ class Ladder:
             ],
             number,
             derive_seed(self.master_seed, "ladder"),
-            self.settings,
-            matches_played=self.matches_played,
+            settings,
+            matches_played=spent,
         )

@@ -281,9 +281,10 @@ def _ids_if_any(output: Path) -> list[str]:
 
 
 def test_a_bot_added_to_the_config_joins_from_the_next_round(reference: Reference) -> None:
-    """A ladder played for two rounds by four bots, then resumed with a fifth and a larger
-    budget: the stored rounds stay as they were played (no match again, none left out), the
-    newcomer plays from round 3 on, against some bots rather than every one."""
+    """A ladder played for its two rounds by four bots, then resumed with a fifth: the
+    stored rounds stay as they were played (no match again, none left out), and the
+    newcomer reopens the ladder with its budget (as a league's new version does): it plays
+    from round 3 on, against some bots rather than every one."""
     marker = reference.marker
     four = write_ladder_config(reference.folder, "four", marker, ladder={"rounds": 2})
     data = yaml.safe_load(four.read_text(encoding="utf-8"))
@@ -296,7 +297,7 @@ def test_a_bot_added_to_the_config_joins_from_the_next_round(reference: Referenc
     before = records_without_times(output)
     assert {match_id.split("-")[1][:4] for match_id in before} == {"r000"}
     assert not any("first" in name for name in before)
-    five = write_ladder_config(reference.folder, "five", marker, ladder={"rounds": 4})
+    five = write_ladder_config(reference.folder, "five", marker, ladder={"rounds": 2})
     resumed = run_cli("tournament", str(five), "--output", str(output), "--quiet",
                       cwd=reference.folder, timeout=300)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
