@@ -59,9 +59,11 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import cho_factor, cho_solve
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit, ndtr
@@ -96,7 +98,8 @@ MATCH_UNIT = "match"
 #: (``a_wins + b_wins`` is 2, or 1 when the pair's other match was void or is not played yet).
 PairResults = Mapping[tuple[str, str, int, int], int]
 
-Matrix = NDArray[np.float64]
+# numpy's stubs type the results of bincount, unique or inv loosely: arrays of any dtype.
+Matrix = NDArray[Any]
 
 
 def expected_score(elo_difference: float) -> float:
@@ -234,39 +237,95 @@ def _groups(
     return sorted((tuple(group) for group in members.values()), key=lambda g: first_at[g[0]])
 
 
-class _Block:
-    """Bots fitted together: one connected group, or every bot with results under a prior
-    of virtual games against the mean."""
+Positions = NDArray[Any]
 
-    def __init__(self, wins: Matrix, virtual_draws: float, prior_games: float) -> None:
-        met = (wins + wins.T) > 0
-        self.wins = wins + np.where(met, virtual_draws / 2, 0.0)
-        self.games = self.wins + self.wins.T
+
+@dataclass(frozen=True, slots=True)
+class _Wins:
+    """Match wins as arrays: ``count[k]`` wins of ``winner[k]`` over ``loser[k]``."""
+
+    winner: Positions
+    loser: Positions
+    count: Matrix
+
+
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """Duplicate pairs as arrays, one row per (first, second, first wins, second wins)."""
+
+    first: Positions
+    second: Positions
+    first_wins: Matrix
+    decided: Matrix
+    count: Matrix
+
+    def select(self, keep: NDArray[Any]) -> _Pairs:
+        return _Pairs(
+            self.first[keep],
+            self.second[keep],
+            self.first_wins[keep],
+            self.decided[keep],
+            self.count[keep],
+        )
+
+
+def _positions(values: Sequence[int]) -> Positions:
+    return np.array(values, dtype=np.int64)
+
+
+def _floats(values: Sequence[float]) -> Matrix:
+    return np.array(values, dtype=np.float64)
+
+
+class _Block:
+    """Bots fitted together (one connected group, or every bot with results under a prior
+    of virtual games against the mean), their results as lists of edges."""
+
+    def __init__(self, size: int, wins: _Wins, virtual_draws: float, prior_games: float) -> None:
+        self.size = size
+        winner, loser, count = wins.winner, wins.loser, wins.count
+        if virtual_draws and len(winner):
+            low, high = np.minimum(winner, loser), np.maximum(winner, loser)
+            met = np.unique(low * size + high)
+            first, second = met // size, met % size
+            half = np.full(len(met), virtual_draws / 2)
+            winner = np.concatenate([winner, first, second])
+            loser = np.concatenate([loser, second, first])
+            count = np.concatenate([count, half, half])
+        self.winner, self.loser, self.count = winner, loser, count
         self.prior_games = prior_games
 
     def log_likelihood(self, theta: Matrix) -> float:
-        value = float(np.sum(self.wins * log_expit(theta[:, None] - theta[None, :])))
+        value = float(self.count @ log_expit(theta[self.winner] - theta[self.loser]))
         if self.prior_games:
             value += self.prior_games * float(np.sum(log_expit(theta) + log_expit(-theta))) / 2
         return value
 
     def gradient_and_information(self, theta: Matrix) -> tuple[Matrix, Matrix]:
-        probability = expit(theta[:, None] - theta[None, :])
-        gradient = self.wins.sum(axis=1) - (self.games * probability).sum(axis=1)
-        curvature = self.games * probability * (1 - probability)
-        information = -curvature
-        information[np.diag_indices_from(information)] += curvature.sum(axis=1)
+        size = self.size
+        probability = expit(theta[self.winner] - theta[self.loser])
+        surprise = self.count * (1 - probability)
+        gradient: Matrix = np.bincount(self.winner, surprise, size) - np.bincount(
+            self.loser, surprise, size
+        )
+        curvature = self.count * probability * (1 - probability)
+        between = np.bincount(self.winner * size + self.loser, curvature, size * size).reshape(
+            size, size
+        )
+        information = -(between + between.T)
+        diagonal: Matrix = np.bincount(self.winner, curvature, size) + np.bincount(
+            self.loser, curvature, size
+        )
         if self.prior_games:
             mean_probability = expit(theta)
             gradient += self.prior_games * (0.5 - mean_probability)
-            information[np.diag_indices_from(information)] += (
-                self.prior_games * mean_probability * (1 - mean_probability)
-            )
+            diagonal += self.prior_games * mean_probability * (1 - mean_probability)
+        information[np.diag_indices(size)] += diagonal
         return gradient, information
 
     def fit(self) -> Matrix:
         """Maximum-likelihood θ: the first bot held at 0, or the virtual mean bot at 0."""
-        size = len(self.wins)
+        size = self.size
         free = slice(0, size) if self.prior_games else slice(1, size)
         theta = np.zeros(size)
         current = self.log_likelihood(theta)
@@ -274,7 +333,7 @@ class _Block:
             gradient, information = self.gradient_and_information(theta)
             step = np.zeros(size)
             if size > free.start:
-                step[free] = np.linalg.solve(information[free, free], gradient[free])
+                step[free] = _solve(information[free, free], gradient[free])
             scale = 1.0
             while True:
                 candidate = theta + scale * step
@@ -290,11 +349,24 @@ class _Block:
     def is_strongly_connected(self) -> bool:
         """True if every bot can be reached from every other along wins: the condition for
         a finite plain MLE."""
-        count, _ = connected_components(self.wins > 0, directed=True, connection="strong")
+        won = self.count > 0
+        graph = coo_matrix(
+            (np.ones(int(won.sum())), (self.winner[won], self.loser[won])),
+            shape=(self.size, self.size),
+        )
+        count, _ = connected_components(graph, directed=True, connection="strong")
         return bool(count == 1)
 
 
-def _pair_spread(theta: Matrix, index: Mapping[str, int], pairs: PairResults) -> Matrix:
+def _solve(matrix: Matrix, vector: Matrix) -> Matrix:
+    """``matrix⁻¹ · vector`` for a symmetric positive definite ``matrix`` (Cholesky)."""
+    try:
+        return np.asarray(cho_solve(cho_factor(matrix), vector), dtype=np.float64)
+    except np.linalg.LinAlgError:
+        return np.linalg.solve(matrix, vector)
+
+
+def _pair_spread(theta: Matrix, pairs: _Pairs) -> Matrix:
     """``Σ_c g_c g_cᵀ`` over the duplicate pairs ``c`` within the block, where ``g_c`` is
     the gradient of the pair's log-likelihood at ``theta``: the meat of the sandwich.
 
@@ -304,26 +376,14 @@ def _pair_spread(theta: Matrix, index: Mapping[str, int], pairs: PairResults) ->
     ``-x²`` off it.
     """
     size = len(theta)
-    firsts, seconds, first_wins, decided, counts = [], [], [], [], []
-    for (first, second, won, lost), count in pairs.items():
-        a, b = index.get(first), index.get(second)
-        if a is None or b is None or not count:
-            continue
-        firsts.append(a)
-        seconds.append(b)
-        first_wins.append(won)
-        decided.append(won + lost)
-        counts.append(count)
-    spread = np.zeros((size, size))
-    if not firsts:
-        return spread
-    a_at, b_at = np.array(firsts), np.array(seconds)
-    expected = np.array(decided) * expit(theta[a_at] - theta[b_at])
-    weight = np.array(counts) * (np.array(first_wins) - expected) ** 2
-    np.add.at(spread, (a_at, a_at), weight)
-    np.add.at(spread, (b_at, b_at), weight)
-    np.add.at(spread, (a_at, b_at), -weight)
-    np.add.at(spread, (b_at, a_at), -weight)
+    a_at, b_at = pairs.first, pairs.second
+    expected = pairs.decided * expit(theta[a_at] - theta[b_at])
+    weight = pairs.count * (pairs.first_wins - expected) ** 2
+    between = np.bincount(a_at * size + b_at, weight, size * size).reshape(size, size)
+    spread = -(between + between.T)
+    spread[np.diag_indices(size)] += np.bincount(a_at, weight, size) + np.bincount(
+        b_at, weight, size
+    )
     return spread
 
 
@@ -353,21 +413,20 @@ def fit_elo(
         )
     if anchor is not None and anchor not in names:
         raise ValueError(f"anchor {anchor!r} is not one of the bots")
-    if pairs is not None:
-        _check_pairs(wins, pairs)
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
     position_of = {name: position for position, name in enumerate(names)}
-    winners: list[int] = []
-    losers: list[int] = []
-    counts: list[float] = []
-    for (winner, loser), count in wins.items():
-        if count > 0 and winner != loser and winner in position_of and loser in position_of:
-            winners.append(position_of[winner])
-            losers.append(position_of[loser])
-            counts.append(count)
-    groups = _groups(names, np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64))
+    # Bots of the results that are not in ``names`` get positions after them, so that the
+    # pairs can be checked against the wins; they are left out of the fit.
+    everyone = dict(position_of)
+    all_wins = _win_arrays(everyone, wins)
+    all_pairs = None if pairs is None else _pair_arrays(everyone, pairs)
+    if all_pairs is not None:
+        _check_pairs(all_wins, all_pairs, list(everyone))
+    known = len(names)
+    inside = (all_wins.winner < known) & (all_wins.loser < known)
+    results = _Wins(all_wins.winner[inside], all_wins.loser[inside], all_wins.count[inside])
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    groups = _groups(names, results.winner, results.loser)
     ratings = {name: Rating(name, None, None, None, None, None) for name in names}
-    group_of = {name: number for number, group in enumerate(groups) for name in group}
     los = SuperiorityTable()
     warnings: list[str] = []
     if len(groups) > 1 and not prior_games:
@@ -379,18 +438,29 @@ def fit_elo(
     blocks = (
         [tuple(name for group in groups for name in group)] if prior_games and groups else groups
     )
-    block_of = {name: number for number, members in enumerate(blocks) for name in members}
-    edges: list[list[tuple[str, str, float]]] = [[] for _ in blocks]
-    for winner_at, loser_at, count in zip(winners, losers, counts, strict=True):
-        edges[block_of[names[winner_at]]].append((names[winner_at], names[loser_at], count))
-    for members, inside in zip(blocks, edges, strict=True):
-        index = {name: position for position, name in enumerate(members)}
-        size = len(members)
-        matrix = np.zeros((size, size))
-        rows = np.array([index[winner] for winner, _, _ in inside], dtype=np.int64)
-        columns = np.array([index[loser] for _, loser, _ in inside], dtype=np.int64)
-        np.add.at(matrix, (rows, columns), np.array([c for _, _, c in inside], dtype=float))
-        block = _Block(matrix, virtual_draws, prior_games)
+    block_of = np.full(known, -1, dtype=np.int64)
+    local = np.full(known, -1, dtype=np.int64)
+    for number, members in enumerate(blocks):
+        at = _positions([position_of[name] for name in members])
+        block_of[at] = number
+        local[at] = np.arange(len(members))
+    # Results sorted by block, so that each block takes a slice.
+    order = np.argsort(block_of[results.winner], kind="stable")
+    edge_blocks = block_of[results.winner][order]
+    edge_bounds = np.searchsorted(edge_blocks, np.arange(len(blocks) + 1))
+    pair_rows = None
+    if all_pairs is not None:
+        pair_rows = all_pairs.select((all_pairs.first < known) & (all_pairs.second < known))
+        pair_order = np.argsort(block_of[pair_rows.first], kind="stable")
+        pair_rows = pair_rows.select(pair_order)
+        pair_bounds = np.searchsorted(block_of[pair_rows.first], np.arange(len(blocks) + 1))
+    group_of = {name: number for number, group in enumerate(groups) for name in group}
+    for number, members in enumerate(blocks):
+        edges = order[edge_bounds[number] : edge_bounds[number + 1]]
+        block_wins = _Wins(
+            local[results.winner[edges]], local[results.loser[edges]], results.count[edges]
+        )
+        block = _Block(len(members), block_wins, virtual_draws, prior_games)
         if not virtual_draws and not prior_games and not block.is_strongly_connected():
             raise ValueError(
                 "a bot won or lost all its matches within {"
@@ -404,20 +474,21 @@ def fit_elo(
         )
         # The anchor's row and column of the covariance are zero, and with a mean anchor its
         # rows sum to zero: either way the sandwich keeps the same constraint.
-        shown = (
-            covariance
-            if pairs is None
-            else covariance @ _pair_spread(theta, index, pairs) @ covariance
-        )
+        shown = covariance
+        if pair_rows is not None:
+            rows = pair_rows.select(
+                np.arange(pair_bounds[number], pair_bounds[number + 1], dtype=np.int64)
+            )
+            block_pairs = _Pairs(
+                local[rows.first], local[rows.second], rows.first_wins, rows.decided, rows.count
+            )
+            shown = covariance @ _pair_spread(theta, block_pairs) @ covariance
         elos = theta * ELO_PER_NATURAL_UNIT + shift
         stderrs = np.sqrt(np.clip(np.diag(shown), 0.0, None)) * ELO_PER_NATURAL_UNIT
         models = np.sqrt(np.clip(np.diag(covariance), 0.0, None)) * ELO_PER_NATURAL_UNIT
-        for position, name in enumerate(members):
-            elo, stderr, model = (
-                float(elos[position]),
-                float(stderrs[position]),
-                float(models[position]),
-            )
+        for name, elo, stderr, model in zip(
+            members, elos.tolist(), stderrs.tolist(), models.tolist(), strict=True
+        ):
             ratings[name] = Rating(
                 name,
                 elo,
@@ -433,6 +504,45 @@ def fit_elo(
     unit = MATCH_UNIT if pairs is None else PAIR_UNIT
     return RatingFit(
         ratings, los, tuple(groups), tuple(warnings), virtual_draws, confidence, unit, prior_games
+    )
+
+
+def _win_arrays(position_of: dict[str, int], wins: Mapping[tuple[str, str], float]) -> _Wins:
+    """The positive win counts of ``wins`` as arrays; new names are added to
+    ``position_of``. (The loops run in C: a million results take a fraction of a second.)"""
+    if not wins:
+        return _Wins(_positions([]), _positions([]), _floats([]))
+    winners, losers = zip(*wins.keys(), strict=True)
+    winner, loser = _to_positions(position_of, winners, losers)
+    count = np.fromiter(wins.values(), dtype=np.float64, count=len(wins))
+    keep = (count > 0) & (winner != loser)
+    return _Wins(winner[keep], loser[keep], count[keep])
+
+
+def _pair_arrays(position_of: dict[str, int], pairs: PairResults) -> _Pairs:
+    """``pairs`` as arrays (rows with a count of 0 too); new names are added to
+    ``position_of``."""
+    if not pairs:
+        return _Pairs(_positions([]), _positions([]), _floats([]), _floats([]), _floats([]))
+    firsts, seconds, first_wins, second_wins = zip(*pairs.keys(), strict=True)
+    first, second = _to_positions(position_of, firsts, seconds)
+    won = _floats(first_wins)
+    count = np.fromiter(pairs.values(), dtype=np.float64, count=len(pairs))
+    return _Pairs(first, second, won, won + _floats(second_wins), count)
+
+
+def _to_positions(
+    position_of: dict[str, int], firsts: Sequence[str], seconds: Sequence[str]
+) -> tuple[Positions, Positions]:
+    """The positions of two columns of names, new names added to ``position_of`` in order
+    of first appearance."""
+    for name in dict.fromkeys([*firsts, *seconds]):
+        if name not in position_of:
+            position_of[name] = len(position_of)
+    at = position_of.__getitem__
+    return (
+        np.fromiter(map(at, firsts), dtype=np.int64, count=len(firsts)),
+        np.fromiter(map(at, seconds), dtype=np.int64, count=len(seconds)),
     )
 
 
@@ -454,23 +564,27 @@ def _covariance(
     if anchor in members:
         fixed = members.index(anchor)
         shift = anchor_elo - float(theta[fixed]) * ELO_PER_NATURAL_UNIT
-    else:
-        fixed = None
-        shift = DEFAULT_ELO - float(np.mean(theta)) * ELO_PER_NATURAL_UNIT
-    if fixed is not None:
-        keep = [position for position in range(size) if position != fixed]
-        covariance = np.zeros((size, size))
         if relative:
-            covariance[np.ix_(keep, keep)] = np.linalg.inv(information[np.ix_(keep, keep)])
-        else:
-            to_anchor = np.eye(size) - np.outer(np.ones(size), np.eye(size)[fixed])
-            covariance = to_anchor @ np.linalg.inv(information) @ to_anchor.T
-        return covariance, shift
-    mean = np.full((size, size), 1 / size)
+            keep = np.array([position for position in range(size) if position != fixed])
+            covariance = np.zeros((size, size))
+            if len(keep):
+                covariance[np.ix_(keep, keep)] = np.linalg.inv(information[np.ix_(keep, keep)])
+            return covariance, shift
+        # The covariance of θ_i - θ_anchor, from that of θ.
+        absolute = np.linalg.inv(information)
+        row = absolute[fixed]
+        return absolute - row[None, :] - row[:, None] + absolute[fixed, fixed], shift
+    shift = DEFAULT_ELO - float(np.mean(theta)) * ELO_PER_NATURAL_UNIT
     if relative:
+        mean = 1 / size
         return np.linalg.inv(information + mean) - mean, shift
-    centre = np.eye(size) - mean
-    return centre @ np.linalg.inv(information) @ centre, shift
+    # The covariance of θ_i - mean(θ), from that of θ.
+    absolute = np.linalg.inv(information)
+    row_means = absolute.mean(axis=1)
+    return (
+        absolute - row_means[None, :] - row_means[:, None] + float(row_means.mean()),
+        shift,
+    )
 
 
 def _superiority(theta: Matrix, covariance: Matrix) -> Matrix:
@@ -479,28 +593,47 @@ def _superiority(theta: Matrix, covariance: Matrix) -> Matrix:
     spread = variance[:, None] + variance[None, :] - 2 * covariance
     difference = theta[:, None] - theta[None, :]
     certain = spread <= 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        los = ndtr(difference / np.sqrt(np.where(certain, 1.0, spread)))
+    los = ndtr(difference / np.sqrt(np.where(certain, 1.0, spread)))
     ties = np.where(difference == 0, 0.5, (difference > 0).astype(float))
-    return np.where(certain, ties, los)
+    return np.asarray(np.where(certain, ties, los), dtype=np.float64)
 
 
-def _check_pairs(wins: Mapping[tuple[str, str], float], pairs: PairResults) -> None:
+def _check_pairs(wins: _Wins, pairs: _Pairs, names: Sequence[str]) -> None:
     """Raise ``ValueError`` unless ``pairs`` hold exactly the decided matches of ``wins``."""
-    counted: dict[tuple[str, str], float] = {}
-    for (first, second, first_wins, second_wins), count in pairs.items():
-        if first == second or count < 0 or min(first_wins, second_wins) < 0:
-            raise ValueError(f"not a duplicate pair: {(first, second, first_wins, second_wins)}")
-        if first_wins + second_wins not in (1, 2):
-            raise ValueError(
-                f"a duplicate pair has one or two decided matches, got {first_wins} + "
-                f"{second_wins} between {first} and {second}"
-            )
-        for winner, loser, won in ((first, second, first_wins), (second, first, second_wins)):
-            if won and count:
-                counted[(winner, loser)] = counted.get((winner, loser), 0) + won * count
-    given = {key: count for key, count in wins.items() if count > 0}
-    if set(given) != set(counted) or any(
-        not math.isclose(given[key], counted[key]) for key in given
+    second_wins = pairs.decided - pairs.first_wins
+    bad = (
+        (pairs.first == pairs.second)
+        | (pairs.count < 0)
+        | (np.minimum(pairs.first_wins, second_wins) < 0)
+    )
+    uneven = ~np.isin(pairs.decided, (1, 2))
+    for row in np.flatnonzero(bad | uneven).tolist()[:1]:
+        first, second = names[int(pairs.first[row])], names[int(pairs.second[row])]
+        won, lost = int(pairs.first_wins[row]), int(second_wins[row])
+        if bad[row]:
+            raise ValueError(f"not a duplicate pair: {(first, second, won, lost)}")
+        raise ValueError(
+            f"a duplicate pair has one or two decided matches, got {won} + {lost} "
+            f"between {first} and {second}"
+        )
+    size = len(names)
+    counted_codes = np.concatenate(
+        [pairs.first * size + pairs.second, pairs.second * size + pairs.first]
+    )
+    counted_values = np.concatenate([pairs.first_wins, second_wins]) * np.concatenate(
+        [pairs.count, pairs.count]
+    )
+    counted_at, counted_sums = _sums(counted_codes, counted_values)
+    given_at, given_sums = _sums(wins.winner * size + wins.loser, wins.count)
+    if not np.array_equal(counted_at, given_at) or not np.allclose(
+        counted_sums, given_sums, rtol=1e-9, atol=0.0
     ):
         raise ValueError("the pairs do not add up to the wins: they must be the same matches")
+
+
+def _sums(codes: Positions, values: Matrix) -> tuple[Positions, Matrix]:
+    """The distinct codes with a positive total, and their totals."""
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    totals = np.bincount(inverse, values, len(distinct))
+    positive = totals > 0
+    return distinct[positive], totals[positive]

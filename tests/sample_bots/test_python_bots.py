@@ -1,9 +1,10 @@
-"""The Python sample bots ``greedy`` and ``strong`` (``sample_bots/greedy`` and ``/strong``):
+"""The Python sample bots ``greedy``, ``strong`` and ``sparring`` (``sample_bots/greedy``, …):
 real matches through the match runner, the strong bot's deadline, the greedy heuristics on
 crafted hands, and the strong bot's world sampler and simulator against the engine."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from pathlib import Path
@@ -39,6 +40,7 @@ from sample_bots.greedy.bot import (
     exchange_choice,
     play_choice,
 )
+from sample_bots.sparring.bot import DEFAULT_RANDOM, random_share
 from sample_bots.strong.bot import (
     BUDGET_MARGIN_MS,
     BUDGET_SHARE,
@@ -52,6 +54,7 @@ from sample_bots.strong.bot import (
 from tests.referee.helpers import cards, deal, run, to_play_phase
 from tests.sample_bots.language_bots import (
     SHORT,
+    TIME_CONTROL,
     check,
     play_both_seats,
     wins,
@@ -68,6 +71,49 @@ def test_greedy_plays_random_in_both_seats(tmp_path: Path) -> None:
     assert wins(reports, "greedy") >= 4  # it wins nearly all; 4 of 6 keeps luck out
 
 
+def test_a_sparring_bot_with_fewer_random_actions_beats_one_with_more(tmp_path: Path) -> None:
+    """The strength knob orders real bot processes: 10 % random actions against 90 %, in
+    both seats of the same deals, set once by the environment and once by the argument."""
+    base = resolve_bot("sparring")
+    sharp = dataclasses.replace(base, name="sharp", env={"AEGIS_SPARRING_RANDOM": "0.1"})
+    blunt = dataclasses.replace(base, name="blunt", command=(*base.command, "--random", "0.9"))
+    reports = []
+    with MatchRunner(time_control=TIME_CONTROL, log_dir=tmp_path) as runner:
+        for seed in (11, 12, 13):
+            for order, pair in enumerate(([sharp, blunt], [blunt, sharp])):
+                report = runner.play(pair, seed, match_id=f"{seed}-{order}")
+                check(report)
+                reports.append(report)
+    assert wins(reports, "sharp") >= 5  # greedy beats random in nearly every match
+
+
+def test_the_sparring_share_comes_from_the_argument_then_the_environment() -> None:
+    environment = {"AEGIS_SPARRING_RANDOM": "0.25"}
+    assert random_share([], {}) == DEFAULT_RANDOM
+    assert random_share([], environment) == 0.25
+    assert random_share(["--random", "0.75"], environment) == 0.75
+    assert random_share(["--random", "0"], {}) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "environment", "message"),
+    [
+        (["--random", "1.5"], {}, "--random must be a number from 0 to 1, got '1.5'"),
+        ([], {"AEGIS_SPARRING_RANDOM": "lots"}, "AEGIS_SPARRING_RANDOM must be a number"),
+    ],
+)
+def test_a_bad_sparring_share_is_refused_by_name(
+    arguments: list[str],
+    environment: dict[str, str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        random_share(arguments, environment)
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 def test_greedy_plays_other_rules_options(tmp_path: Path) -> None:
     options = RulesOptions(max_exchange_rounds=0, promise_min_bid=4)
     play_both_seats("greedy", "random", [4], tmp_path, options)
@@ -79,7 +125,7 @@ def test_strong_plays_random_in_both_seats(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(bubblewrap_problem() is not None, reason="bubblewrap cannot sandbox here")
-@pytest.mark.parametrize("name", ["random", "first", "greedy", "strong"])
+@pytest.mark.parametrize("name", ["random", "first", "greedy", "strong", "sparring"])
 def test_each_bundled_python_bot_starts_in_its_sandbox(name: str) -> None:
     # strong imports greedy, outside its own folder: a sandbox showed only that folder.
     plan = plan_sandbox("required")

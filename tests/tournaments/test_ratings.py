@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 
@@ -13,6 +14,7 @@ from tournaments.ratings import (
     ELO_PER_NATURAL_UNIT,
     MATCH_UNIT,
     PAIR_UNIT,
+    RatingFit,
     expected_score,
     fit_elo,
 )
@@ -393,3 +395,96 @@ def test_pairs_must_be_the_matches_of_the_wins() -> None:
         fit_elo(["x", "y"], {("x", "y"): 3}, pairs={("x", "y", 3, 0): 1})
     assert fit_elo(["x", "y"], {}, pairs={}).unit == PAIR_UNIT
     assert fit_elo(["x", "y"], {}).unit == MATCH_UNIT
+
+
+def random_field(
+    count: int, share: float, seed: int
+) -> tuple[
+    list[str], dict[str, float], dict[tuple[str, str], int], dict[tuple[str, str, int, int], int]
+]:
+    """Bots of true Elo ~ N(0, 200²) meeting in random duplicate pairs, ``share`` of a round
+    robin's pairs, each pair two independent matches: names, truth, wins and pairs."""
+    rng = random.Random(seed)
+    names = [f"b{index:03d}" for index in range(count)]
+    truth = {name: rng.gauss(0, 200) for name in names}
+    wins: dict[tuple[str, str], int] = {}
+    pairs: dict[tuple[str, str, int, int], int] = {}
+    for _ in range(round(share * count * (count - 1) / 2)):
+        first, second = rng.sample(names, 2)
+        chance = expected_score(truth[first] - truth[second])
+        won = sum(rng.random() < chance for _ in range(2))
+        pairs[(first, second, won, 2 - won)] = pairs.get((first, second, won, 2 - won), 0) + 1
+        for winner, loser, count_won in ((first, second, won), (second, first, 2 - won)):
+            if count_won:
+                wins[(winner, loser)] = wins.get((winner, loser), 0) + count_won
+    return names, truth, wins, pairs
+
+
+def slope_and_coverage(fit: RatingFit, truth: Mapping[str, float]) -> tuple[float, float]:
+    """Least-squares slope of fitted on true Elo, and the share of intervals holding it."""
+    mean_truth = sum(truth.values()) / len(truth)
+    centred = {name: value - mean_truth + 1500 for name, value in truth.items()}
+    xs = [centred[name] - 1500 for name in truth]
+    ys = [(fit.ratings[name].elo or 0.0) - 1500 for name in truth]
+    slope = sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
+    covered = sum(
+        (fit.ratings[name].low or 0.0) <= centred[name] <= (fit.ratings[name].high or 0.0)
+        for name in truth
+    )
+    return slope, covered / len(truth)
+
+
+def test_a_prior_of_games_against_the_mean_keeps_the_spread_where_pairs_meet_once() -> None:
+    """Random pairs at 5 % of a round robin: virtual draws per pair that met compress the
+    ratings; a few games against a virtual mean bot do not, and the intervals cover."""
+    names, truth, wins, pairs = random_field(400, 0.05, seed=3)
+    with_games = fit_elo(names, wins, pairs=pairs, virtual_draws=0, prior_games=2)
+    with_draws = fit_elo(names, wins, pairs=pairs)
+    slope, coverage = slope_and_coverage(with_games, truth)
+    draws_slope, draws_coverage = slope_and_coverage(with_draws, truth)
+    assert 0.9 < slope < 1.05
+    assert 0.9 <= coverage <= 0.99
+    assert draws_slope < 0.8
+    assert draws_coverage < 0.8
+    assert with_games.prior_games == 2
+    assert not with_games.warnings
+
+
+def test_the_prior_of_games_is_the_maximum_of_its_own_objective() -> None:
+    """Independently: at the fit, the log-likelihood plus the prior's games against a
+    virtual bot has no slope in any rating (the virtual bot's Elo found by bisection)."""
+    prior = 2.0
+    fit = fit_elo(NAMES, WINS, virtual_draws=0, prior_games=prior)
+    best = {name: fit.ratings[name].elo or 0.0 for name in NAMES}
+
+    def prior_slope(virtual: float) -> float:
+        return sum(prior * (0.5 - expected_score(best[name] - virtual)) for name in NAMES)
+
+    low, high = 0.0, 3000.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if prior_slope(middle) < 0 else (low, middle)
+    virtual = (low + high) / 2
+
+    def objective(ratings: Mapping[str, float]) -> float:
+        total = log_likelihood(ratings, WINS, 0.0)
+        for name in NAMES:
+            total += prior / 2 * math.log(expected_score(ratings[name] - virtual))
+            total += prior / 2 * math.log(expected_score(virtual - ratings[name]))
+        return total
+
+    for name in NAMES:
+        up = objective({**best, name: best[name] + 1e-3})
+        down = objective({**best, name: best[name] - 1e-3})
+        assert (up - down) / 2e-3 == pytest.approx(0, abs=1e-6)
+    assert sum(best.values()) / 4 == pytest.approx(1500)
+
+
+def test_a_prior_of_games_compares_bots_that_never_met_a_common_opponent() -> None:
+    wins = {("a", "b"): 3, ("b", "a"): 1, ("c", "d"): 1, ("d", "c"): 3}
+    fit = fit_elo(["a", "b", "c", "d"], wins, virtual_draws=0, prior_games=2)
+    assert not fit.warnings
+    assert len(fit.components) == 2
+    assert fit.los["a"]["d"] == pytest.approx(0.5, abs=0.01)
+    assert fit.los["a"]["c"] > 0.5
+    assert dict(fit.los["a"]).keys() == {"b", "c", "d"}
