@@ -23,6 +23,10 @@ only play and return plain data; the coordinator alone writes the store.
 
 A run that dies uncleanly (``kill -9``, power loss) loses at most the matches in flight;
 running the same command again plays exactly the matches that are not stored.
+
+A ladder (``format: ladder``) has no schedule upfront: its rounds are planned one at a time
+from the stored results (:mod:`tournaments.ladder_run`), each played as above once the one
+before is stored whole, and a run on a store first plans the stored rounds again.
 """
 
 from __future__ import annotations

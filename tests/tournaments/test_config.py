@@ -487,7 +487,7 @@ def test_remote_bot_problems_are_named(tmp_path: Path, extra: str, expected: lis
         assert part in found[0], found
 
 
-@pytest.mark.parametrize("name", ["demo", "gauntlet", "reference", "cluster"])
+@pytest.mark.parametrize("name", ["demo", "gauntlet", "reference", "cluster", "ladder"])
 def test_examples_load(name: str) -> None:
     setup = load_config(EXAMPLES / f"{name}.yaml")
     assert len(setup.bots) >= 2
