@@ -319,3 +319,51 @@ def test_a_bot_added_to_the_config_joins_from_the_next_round(reference: Referenc
         "random", "random-2", "greedy", "strong", "first"
     }  # fmt: skip
     assert_stored_exactly_once(output, len(after))
+
+
+def test_a_ladder_of_sparring_bots_finds_their_known_order(tmp_path: Path) -> None:
+    """Sparring bots whose strength is set (the smaller the share of random actions, the
+    stronger): the ladder, sandboxed where this machine can, certifies the best two in
+    their true order before its budget is spent, the weakest out of the race."""
+    marker = uuid.uuid4().hex
+    chances = {
+        "best": 0.0,
+        "second": 0.35,
+        "third": 0.7,
+        "weak-a": 1.0,
+        "weak-b": 1.0,
+        "weak-c": 1.0,
+    }
+    data = {
+        "name": "sparring-ladder",
+        "bots": [
+            {
+                "name": name,
+                "command": "sparring",
+                "env": {"AEGIS_SPARRING_RANDOM": str(chance), "AEGIS_TEST_MARKER": marker},
+                "keep_alive": True,
+            }
+            for name, chance in chances.items()
+        ],
+        "format": "ladder",
+        "ladder": {"top": 2, "max_matches": 60},
+        "rules": {"target_score": 15},
+        "seed": 2**40 + 6,
+        "concurrency": 2,
+    }
+    config = tmp_path / "sparring.yaml"
+    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    output = tmp_path / "out"
+    finished = run_cli(
+        "tournament", str(config), "--output", str(output), "--quiet", cwd=tmp_path, timeout=300
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert wait_no_processes(marker, timeout=10) == []
+    document = standings_document(output, tmp_path)
+    ranked = [bot["name"] for bot in document["bots"]]
+    assert ranked[:2] == ["best", "second"], document["ladder"]["certification"]
+    statuses = {bot["name"]: bot["status"] for bot in document["bots"]}
+    assert "out" in {statuses[name] for name in ("weak-a", "weak-b", "weak-c")}
+    # Certified before the budget ran out: the run stopped there.
+    assert document["ladder"]["certification"] == "top 2 certified at 95 %"
+    assert document["matches_played"] + document["void"] < 60
