@@ -6,9 +6,10 @@ says who meets in the next one:
 
 - **Fit.** A joint Bradley-Terry fit of all results (:func:`tournaments.ratings.fit_elo`)
   with ``prior_games`` virtual games of each bot against a virtual bot of the mean rating,
-  the duplicate pair as the unit of its intervals. A bot's spread of pair results is an
-  estimate from its own few pairs, so it is pulled towards the model's variance with the
-  weight of :data:`MODEL_VARIANCE_PAIRS` pairs: one lucky pair does not certify anything.
+  the duplicate pair as the unit of its intervals. The pairing and the race use the larger
+  of a bot's two standard errors, by pair and by match: from a bot's few pairs the spread
+  of pair results is a poor estimate (one pair that went as expected would give none),
+  and a bot that leaves the race does not come back.
 - **Out of the race** (with ``top: K``): a bot leaves the race when at least K bots are
   above it at the configured confidence (each comparison one-sided, the two ratings'
   covariance ignored, which widens the comparison). It rests: no more games.
@@ -16,10 +17,13 @@ says who meets in the next one:
   pair. With an odd count, the bot with the most pairs played sits out (ties drawn), so
   the bye rotates. A share ``random_share`` of the pairs are drawn at random across the
   whole field, which keeps the rating scale connected; the rest is a maximum-weight perfect
-  matching (networkx) of the bots in rating order, in windows of :data:`WINDOW` bots whose
-  boundaries shift every other round. The weight of a pair is the chance that the fit has
-  their order wrong, ``2 Φ(-z)`` with ``z`` their distance in standard errors: close and
-  uncertain bots meet. Every earlier meeting adds ``repeat_penalty`` Elo to the distance.
+  matching: of all of them (networkx's blossom) up to :data:`WHOLE_MATCHING` bots, else of
+  windows of :data:`WINDOW` bots in rating order, whose boundaries shift every other round
+  (each window's best matching found by trying all its matchings at once: a round of 10,000
+  bots is paired in a fraction of a second). The weight of a pair is the chance that the
+  fit has their order wrong, ``2 Φ(-z)`` with ``z`` their distance in standard errors:
+  close and uncertain bots meet. Every earlier meeting adds ``repeat_penalty`` Elo to the
+  distance.
 - **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
   with the best bots out of the race), each round is one round robin of them.
 - **Certification.** The top K is certified when each of them is above every other bot,
@@ -35,16 +39,18 @@ the round number and the settings, so a resumed or distributed run plans the sam
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import networkx as nx
 import numpy as np
+from scipy.special import ndtr
 
 from referee.seeds import derive_seed
 from tournaments.ratings import DEFAULT_ELO, ELO_PER_NATURAL_UNIT, RatingFit, fit_elo
@@ -53,17 +59,21 @@ __all__ = [
     "CONTENDER",
     "FINAL",
     "FINALIST",
-    "MODEL_VARIANCE_PAIRS",
     "OUT",
     "SWISS",
+    "WHOLE_MATCHING",
     "WINDOW",
     "Certification",
+    "FieldState",
     "LadderSettings",
     "PairOutcome",
     "RoundPlan",
     "check_settings",
     "default_finalists",
+    "fit_inputs",
+    "perfect_matchings",
     "plan_round",
+    "swiss_pairs",
 ]
 
 #: Bot statuses in :attr:`RoundPlan.status`.
@@ -74,11 +84,13 @@ FINALIST = "finalist"
 SWISS = "swiss"
 FINAL = "final"
 
-#: Bots per window of the swiss matching: an exact matching of a window is fast, and bots
-#: far apart in rating would not be paired by it anyway (the random share does that).
-WINDOW = 12
-#: The model's variance counts as this many pairs beside a bot's own pairs' spread.
-MODEL_VARIANCE_PAIRS = 4
+#: Up to this many active bots, a swiss round is one maximum-weight perfect matching of all
+#: of them (networkx).
+WHOLE_MATCHING = 32
+#: Above that, bots per window: each window's best matching is found by trying all 945
+#: matchings of 10 bots at once (numpy), and bots far apart in rating would not be paired by
+#: a whole matching anyway (the random share does that).
+WINDOW = 10
 # Below this many pairs, an edge weight still lets the matching tell pairs apart.
 _WEIGHT_FLOOR = 1e-9
 
@@ -219,8 +231,9 @@ def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str,
 
 
 @dataclass(slots=True)
-class _Field:
-    """The fit as arrays over the bots to plan, in the order of ``bots``."""
+class FieldState:
+    """What the pairing knows of the bots to plan, in the order of ``bots``: ratings and
+    their variances (Elo²), pairs played, and how often each two bots met."""
 
     names: tuple[str, ...]
     elo: np.ndarray
@@ -229,18 +242,14 @@ class _Field:
     meetings: Counter[frozenset[str]]
 
 
-def _fit_field(
-    bots: Sequence[str], results: Sequence[PairOutcome], settings: LadderSettings
-) -> tuple[RatingFit, _Field]:
-    """Fit every result; return the fit and the bots' ratings and variances for planning."""
-    ordered = sorted(
-        results, key=lambda r: (r.round, r.first, r.second, r.first_wins, r.second_wins)
-    )
+def fit_inputs(
+    results: Sequence[PairOutcome],
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str, int, int], int]]:
+    """The wins and the pairs of ``results`` as :func:`tournaments.ratings.fit_elo` takes
+    them (pairs without a decided match left out)."""
     wins: dict[tuple[str, str], float] = {}
     pairs: dict[tuple[str, str, int, int], int] = {}
-    pairs_played: Counter[str] = Counter()
-    meetings: Counter[frozenset[str]] = Counter()
-    for outcome in ordered:
+    for outcome in results:
         if outcome.first_wins + outcome.second_wins == 0:
             continue
         key = (outcome.first, outcome.second, outcome.first_wins, outcome.second_wins)
@@ -251,9 +260,24 @@ def _fit_field(
         ):
             if won:
                 wins[(winner, loser)] = wins.get((winner, loser), 0) + won
-        pairs_played[outcome.first] += 1
-        pairs_played[outcome.second] += 1
-        meetings[frozenset((outcome.first, outcome.second))] += 1
+    return wins, pairs
+
+
+def _fit_field(
+    bots: Sequence[str], results: Sequence[PairOutcome], settings: LadderSettings
+) -> tuple[RatingFit, FieldState]:
+    """Fit every result; return the fit and the bots' ratings and variances for planning."""
+    ordered = sorted(
+        results, key=lambda r: (r.round, r.first, r.second, r.first_wins, r.second_wins)
+    )
+    wins, pairs = fit_inputs(ordered)
+    pairs_played: Counter[str] = Counter()
+    meetings: Counter[frozenset[str]] = Counter()
+    for outcome in ordered:
+        if outcome.first_wins + outcome.second_wins:
+            pairs_played[outcome.first] += 1
+            pairs_played[outcome.second] += 1
+            meetings[frozenset((outcome.first, outcome.second))] += 1
     # Bots that left the field (older league versions) still tell about their opponents.
     known = set(bots)
     others = sorted({name for pair in wins for name in pair} - known)
@@ -273,15 +297,12 @@ def _fit_field(
         rating = fit.ratings[name]
         if rating.elo is None or rating.stderr is None or rating.match_stderr is None:
             continue
-        played = pairs_played[name]
         elo[position] = rating.elo
-        variance[position] = (
-            played * rating.stderr**2 + MODEL_VARIANCE_PAIRS * rating.match_stderr**2
-        ) / (played + MODEL_VARIANCE_PAIRS)
-    return fit, _Field(tuple(bots), elo, variance, pairs_played, meetings)
+        variance[position] = max(rating.stderr, rating.match_stderr) ** 2
+    return fit, FieldState(tuple(bots), elo, variance, pairs_played, meetings)
 
 
-def _out_of_race(state: _Field, top: int, confidence: float) -> np.ndarray:
+def _out_of_race(state: FieldState, top: int, confidence: float) -> np.ndarray:
     """True for each bot with at least ``top`` bots above it at ``confidence``."""
     z = NormalDist().inv_cdf(confidence)
     size = len(state.names)
@@ -299,7 +320,9 @@ def _out_of_race(state: _Field, top: int, confidence: float) -> np.ndarray:
     return out
 
 
-def _certify(fit: RatingFit, state: _Field, top: int | None, confidence: float) -> Certification:
+def _certify(
+    fit: RatingFit, state: FieldState, top: int | None, confidence: float
+) -> Certification:
     """Which comparisons of the top K (or of neighbours in the whole order) are decided."""
     order = [state.names[i] for i in np.argsort(-state.elo, kind="stable").tolist()]
     rank = {name: position + 1 for position, name in enumerate(order)}
@@ -328,36 +351,83 @@ def _certify(fit: RatingFit, state: _Field, top: int | None, confidence: float) 
     return Certification(top, confidence, certified, tuple(leaders), tuple(open_))
 
 
-def _weight(state: _Field, first: int, second: int, repeat_penalty: float) -> float:
+def _weight(state: FieldState, first: int, second: int, repeat_penalty: float) -> float:
     """The chance that the fit has the pair's order wrong, with repeats counted as distance."""
-    meetings = state.meetings[frozenset((state.names[first], state.names[second]))]
-    distance = abs(float(state.elo[first] - state.elo[second])) + repeat_penalty * meetings
-    spread = math.sqrt(float(state.variance[first] + state.variance[second]))
-    return max(2 * NormalDist().cdf(-distance / spread), _WEIGHT_FLOOR)
+    windows = np.array([[first, second]])
+    return float(_window_weights(state, windows, repeat_penalty)[0, 0, 1])
 
 
-def _match_window(
-    state: _Field, window: Sequence[int], repeat_penalty: float
+def _window_weights(state: FieldState, windows: np.ndarray, repeat_penalty: float) -> np.ndarray:
+    """``weights[k, i, j]``: :func:`_weight` of bots ``windows[k, i]`` and ``windows[k, j]``."""
+    elo = state.elo[windows]
+    variance = state.variance[windows]
+    distance = np.abs(elo[:, :, None] - elo[:, None, :])
+    if repeat_penalty and state.meetings:
+        where = {int(position): (k, slot) for (k, slot), position in np.ndenumerate(windows)}
+        at = {name: where[p] for p, name in enumerate(state.names) if p in where}
+        for pair, count in state.meetings.items():
+            first, second = (at.get(name) for name in pair)
+            if first is not None and second is not None and first[0] == second[0]:
+                distance[first[0], first[1], second[1]] += repeat_penalty * count
+                distance[first[0], second[1], first[1]] += repeat_penalty * count
+    spread = np.sqrt(variance[:, :, None] + variance[:, None, :])
+    weights: np.ndarray = np.maximum(2 * ndtr(-distance / spread), _WEIGHT_FLOOR)
+    return weights
+
+
+@functools.cache
+def perfect_matchings(size: int) -> np.ndarray:
+    """Every perfect matching of ``size`` (even) points, as an array of shape
+    ``(count, size // 2, 2)``: 945 for 10 points."""
+
+    def build(points: tuple[int, ...]) -> Iterator[tuple[tuple[int, int], ...]]:
+        if not points:
+            yield ()
+            return
+        first, rest = points[0], points[1:]
+        for at, partner in enumerate(rest):
+            for tail in build(rest[:at] + rest[at + 1 :]):
+                yield ((first, partner), *tail)
+
+    return np.array(list(build(tuple(range(size)))), dtype=np.int64).reshape(-1, size // 2, 2)
+
+
+def _match_windows(
+    state: FieldState, windows: np.ndarray, repeat_penalty: float
 ) -> list[tuple[int, int]]:
-    """A maximum-weight perfect matching of an even window of bots (positions in state)."""
-    if len(window) == 2:
-        return [(window[0], window[1])]
+    """The maximum-weight perfect matching of each window (rows of bots of one even size),
+    by trying every matching of a window at once."""
+    weights = _window_weights(state, windows, repeat_penalty)
+    matchings = perfect_matchings(windows.shape[1])
+    totals = weights[:, matchings[:, :, 0], matchings[:, :, 1]].sum(axis=2)
+    best = matchings[np.argmax(totals, axis=1)]
+    rows = np.arange(len(windows))[:, None]
+    firsts, seconds = windows[rows, best[:, :, 0]], windows[rows, best[:, :, 1]]
+    return list(zip(firsts.ravel().tolist(), seconds.ravel().tolist(), strict=True))
+
+
+def _match_whole(
+    state: FieldState, ranked: Sequence[int], repeat_penalty: float
+) -> list[tuple[int, int]]:
+    """The maximum-weight perfect matching of all of ``ranked`` (networkx's blossom)."""
+    weights = _window_weights(state, np.array([ranked], dtype=np.int64), repeat_penalty)[0]
     graph: nx.Graph[int] = nx.Graph()
-    for at, first in enumerate(window):
-        for second in window[at + 1 :]:
-            graph.add_edge(first, second, weight=_weight(state, first, second, repeat_penalty))
+    for at, first in enumerate(ranked):
+        for other, second in enumerate(ranked[at + 1 :], start=at + 1):
+            graph.add_edge(first, second, weight=float(weights[at, other]))
     matching = nx.max_weight_matching(graph, maxcardinality=True)
     return sorted((min(a, b), max(a, b)) for a, b in matching)
 
 
-def _swiss_pairs(
-    state: _Field,
+def swiss_pairs(
+    state: FieldState,
     active: list[int],
     settings: LadderSettings,
     round_number: int,
     rng: random.Random,
 ) -> tuple[list[tuple[int, int]], list[int]]:
-    """Pairs of the active bots (positions in state) and the bye, if any."""
+    """A swiss round: pairs of the ``active`` bots (positions in ``state``) and the bye, if
+    any, drawn with ``rng`` (see the module's description)."""
     tiebreak = {position: rng.random() for position in active}
     byes: list[int] = []
     if len(active) % 2:
@@ -375,13 +445,22 @@ def _swiss_pairs(
         taken = set(chosen)
         active = [p for p in active if p not in taken]
     ranked = sorted(active, key=lambda p: (-float(state.elo[p]), tiebreak[p]))
+    if len(ranked) <= WHOLE_MATCHING:
+        if ranked:
+            pairs.extend(_match_whole(state, ranked, settings.repeat_penalty))
+        return pairs, byes
     # Every other round the windows start half a window later, so no boundary is fixed.
-    start = (WINDOW // 2) if round_number % 2 == 0 and len(ranked) > WINDOW else 0
+    start = WINDOW // 2 if round_number % 2 == 0 else 0
     start -= start % 2
     bounds = [0, *range(start or WINDOW, len(ranked), WINDOW), len(ranked)]
+    by_size: dict[int, list[list[int]]] = {}
     for low, high in itertools.pairwise(bounds):
         if high > low:
-            pairs.extend(_match_window(state, ranked[low:high], settings.repeat_penalty))
+            by_size.setdefault(high - low, []).append(ranked[low:high])
+    for windows in by_size.values():
+        pairs.extend(
+            _match_windows(state, np.array(windows, dtype=np.int64), settings.repeat_penalty)
+        )
     return pairs, byes
 
 
@@ -430,7 +509,7 @@ def plan_round(
             ranked = sorted(contenders, key=lambda p: -float(state.elo[p]))
             pairs = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
         else:
-            pairs, byes = _swiss_pairs(state, contenders, settings, round_number, rng)
+            pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:
             # The budget's last round: keep the pairs whose order is least known.
             keep = sorted(pairs, key=lambda pair: -_weight(state, pair[0], pair[1], 0.0))[

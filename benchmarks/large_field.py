@@ -1,0 +1,381 @@
+"""Large fields: the ladder against baselines on simulated fields, seeded and reproducible.
+
+A field of ``--size`` bots with true Elo ~ N(0, 200²), in one of four variants:
+
+- ``planted``: the top 10 spaced 25 Elo apart, the 10th 60 Elo clear of the 11th;
+- ``clones``: 30 % of the bots are near-identical copies (± 2 Elo) of others;
+- ``heavy``: heavy tails (Student's t with 3 degrees of freedom, scaled to sd 200);
+- ``intransitive``: a rock-paper-scissors term, ``60 · sin(φ_i - φ_j)`` Elo on top of the
+  ratings (the truth the metrics use is the transitive part).
+
+One duplicate pair's result is drawn from the true difference: split (one win each) with
+probability ``κ · 2 · min(p, 1 - p)``, else won twice by either bot so that the expected
+score stays ``p`` (κ from ``benchmarks/duplicate_pairs.py``).
+
+Methods: the ladder (:func:`tournaments.ladder.plan_round`) with ``top: 10`` and a budget
+of ``--share`` of the round robin's matches (it may stop earlier, certified), the ladder
+ranking the whole field (no ``top``) on the same budget, and at the latter's number of
+matches, three baselines: uniform random pairs, a plain Swiss (rounds
+paired by points, top down, avoiding repeats) and a rating-neighbour scheduler in the
+manner of Halite's (online Elo updated after every pair, each bot in turn, fewest games
+first, meets one of the 8 unpaired bots nearest in rating). Each baseline's ratings are the
+same joint fit (``prior_games`` 2, pair intervals) of its results.
+
+Metrics per run: the matches as a share of the round robin (a duplicate pair for every two
+bots: n (n - 1) matches), the top 10 set and order found, Elo RMSE (both centred), Kendall's
+τ, the share of 95 % intervals that hold the truth, pairs per bot (min / median / max);
+and the time to pair one swiss round of 10,000 bots.
+
+    OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/large_field.py --size 1000 \\
+        --share 0.03 --seeds 1 --variants planted
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import kendalltau
+
+from tournaments.ladder import (
+    FieldState,
+    LadderSettings,
+    PairOutcome,
+    fit_inputs,
+    plan_round,
+    swiss_pairs,
+)
+from tournaments.ratings import RatingFit, fit_elo
+
+VARIANTS = ("planted", "clones", "heavy", "intransitive")
+TOP = 10
+SPREAD = 200.0
+#: κ measured by benchmarks/duplicate_pairs.py (docs/benchmarks.md).
+DEFAULT_KAPPA = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A simulated field: names, true ratings (the metrics' truth) and the intransitive
+    angle of each bot (0 amplitude for the transitive variants)."""
+
+    names: tuple[str, ...]
+    elo: np.ndarray
+    angle: np.ndarray
+    cycle_elo: float
+
+    def difference(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The true Elo advantage of bots ``first`` over ``second`` (positions)."""
+        return (self.elo[first] - self.elo[second]) + self.cycle_elo * np.sin(
+            self.angle[first] - self.angle[second]
+        )
+
+
+def make_field(variant: str, size: int, rng: np.random.Generator) -> Field:
+    """A field of the given variant."""
+    names = tuple(f"b{index:05d}" for index in range(size))
+    angle = np.zeros(size)
+    cycle = 0.0
+    if variant == "heavy":
+        elo = rng.standard_t(3, size) * SPREAD / math.sqrt(3)
+    else:
+        elo = rng.normal(0, SPREAD, size)
+    if variant == "planted":
+        order = np.argsort(-elo)
+        eleventh = elo[order[TOP]]
+        elo[order[:TOP]] = eleventh + 60 + 25 * np.arange(TOP - 1, -1, -1)
+    elif variant == "clones":
+        copies = rng.choice(size, int(0.3 * size), replace=False)
+        originals = np.setdiff1d(np.arange(size), copies)
+        elo[copies] = elo[rng.choice(originals, len(copies))] + rng.normal(0, 2, len(copies))
+    elif variant == "intransitive":
+        angle = rng.uniform(0, 2 * math.pi, size)
+        cycle = 60.0
+    return Field(names, elo, angle, cycle)
+
+
+def play_pairs(
+    field: Field, pairs: Sequence[tuple[int, int]], kappa: float, rng: np.random.Generator
+) -> np.ndarray:
+    """The first bot's wins (0, 1 or 2) in each duplicate pair."""
+    if not pairs:
+        return np.zeros(0, dtype=np.int64)
+    first = np.array([a for a, _ in pairs])
+    second = np.array([b for _, b in pairs])
+    chance = 1 / (1 + 10 ** (-field.difference(first, second) / 400))
+    split = np.minimum(kappa * 2 * np.minimum(chance, 1 - chance), 1.0)
+    sweep = np.clip((chance - split / 2) / np.maximum(1 - split, 1e-12), 0, 1)
+    draw = rng.random(len(pairs))
+    other = rng.random(len(pairs))
+    return np.where(draw < split, 1, np.where(other < sweep, 2, 0))
+
+
+@dataclass(slots=True)
+class Run:
+    """The results of one method on one field."""
+
+    outcomes: list[PairOutcome]
+    fit: RatingFit
+    certified: bool | None = None
+
+
+def results_fit(names: Sequence[str], outcomes: Sequence[PairOutcome]) -> RatingFit:
+    """The joint fit every method is judged by."""
+    wins, pairs = fit_inputs(outcomes)
+    return fit_elo(names, wins, pairs=pairs, virtual_draws=0, prior_games=2)
+
+
+def record(
+    field: Field,
+    pairs: Sequence[tuple[int, int]],
+    round_number: int,
+    kappa: float,
+    rng: np.random.Generator,
+) -> list[PairOutcome]:
+    won = play_pairs(field, pairs, kappa, rng)
+    return [
+        PairOutcome(field.names[a], field.names[b], int(w), 2 - int(w), round_number)
+        for (a, b), w in zip(pairs, won.tolist(), strict=True)
+    ]
+
+
+def run_ladder(
+    field: Field,
+    share: float,
+    seed: int,
+    kappa: float,
+    rng: np.random.Generator,
+    top: int | None = TOP,
+) -> Run:
+    size = len(field.names)
+    settings = LadderSettings(top=top, max_matches=int(share * size * (size - 1)))
+    position = {name: index for index, name in enumerate(field.names)}
+    outcomes: list[PairOutcome] = []
+    round_number = 0
+    while True:
+        round_number += 1
+        plan = plan_round(
+            field.names, outcomes, round_number, seed, settings, matches_played=2 * len(outcomes)
+        )
+        if plan.stop:
+            return Run(outcomes, plan.fit, plan.certification.certified)
+        pairs = [(position[a], position[b]) for a, b in plan.pairs]
+        outcomes.extend(record(field, pairs, round_number, kappa, rng))
+
+
+def run_random(field: Field, budget_pairs: int, kappa: float, rng: np.random.Generator) -> Run:
+    size = len(field.names)
+    first = rng.integers(0, size, budget_pairs)
+    second = (first + rng.integers(1, size, budget_pairs)) % size
+    pairs = list(zip(first.tolist(), second.tolist(), strict=True))
+    outcomes = record(field, pairs, 1, kappa, rng)
+    return Run(outcomes, results_fit(field.names, outcomes))
+
+
+def rounds_until(
+    field: Field,
+    budget_pairs: int,
+    kappa: float,
+    rng: np.random.Generator,
+    pair_round: Callable[[list[PairOutcome]], list[tuple[int, int]]],
+) -> Run:
+    """Play rounds from ``pair_round`` until ``budget_pairs`` are played (the last cut)."""
+    outcomes: list[PairOutcome] = []
+    round_number = 0
+    while len(outcomes) < budget_pairs:
+        round_number += 1
+        pairs = pair_round(outcomes)[: budget_pairs - len(outcomes)]
+        outcomes.extend(record(field, pairs, round_number, kappa, rng))
+    return Run(outcomes, results_fit(field.names, outcomes))
+
+
+def run_swiss(field: Field, budget_pairs: int, kappa: float, rng: np.random.Generator) -> Run:
+    size = len(field.names)
+    position = {name: index for index, name in enumerate(field.names)}
+    points = np.zeros(size)
+    met: set[tuple[int, int]] = set()
+    seen = 0
+
+    def pair_round(outcomes: list[PairOutcome]) -> list[tuple[int, int]]:
+        nonlocal seen
+        for outcome in outcomes[seen:]:
+            a, b = position[outcome.first], position[outcome.second]
+            points[a] += outcome.first_wins
+            points[b] += outcome.second_wins
+            met.update(((a, b), (b, a)))
+        seen = len(outcomes)
+        order = sorted(range(size), key=lambda p: (-points[p], rng.random()))
+        free = list(order)
+        pairs = []
+        while len(free) > 1:
+            head = free.pop(0)
+            partner = next((other for other in free if (head, other) not in met), free[0])
+            free.remove(partner)
+            pairs.append((head, partner))
+        return pairs
+
+    return rounds_until(field, budget_pairs, kappa, rng, pair_round)
+
+
+def run_neighbours(field: Field, budget_pairs: int, kappa: float, rng: np.random.Generator) -> Run:
+    size = len(field.names)
+    position = {name: index for index, name in enumerate(field.names)}
+    rating = np.zeros(size)
+    games = np.zeros(size)
+    seen = 0
+
+    def pair_round(outcomes: list[PairOutcome]) -> list[tuple[int, int]]:
+        nonlocal seen
+        for outcome in outcomes[seen:]:  # online Elo, in the order played
+            a, b = position[outcome.first], position[outcome.second]
+            expected = 2 / (1 + 10 ** ((rating[b] - rating[a]) / 400))
+            change = 16 * (outcome.first_wins - expected)
+            rating[a] += change
+            rating[b] -= change
+            games[a] += 1
+            games[b] += 1
+        seen = len(outcomes)
+        by_rating = list(np.argsort(rating).tolist())
+        free = set(range(size))
+        pairs = []
+        for seed_bot in sorted(range(size), key=lambda p: (games[p], rng.random())):
+            if seed_bot not in free:
+                continue
+            free.discard(seed_bot)
+            at = by_rating.index(seed_bot)
+            near = [p for p in by_rating[max(0, at - 8) : at + 9] if p in free][:8]
+            if not near:
+                near = sorted(free)[:1]
+            if not near:
+                break
+            partner = near[int(rng.integers(len(near)))]
+            free.discard(partner)
+            pairs.append((seed_bot, partner))
+        return pairs
+
+    return rounds_until(field, budget_pairs, kappa, rng, pair_round)
+
+
+def metrics(field: Field, run: Run) -> dict[str, float]:
+    """The run's figures against the truth."""
+    names = field.names
+    size = len(names)
+    truth = field.elo - field.elo.mean() + 1500
+    rated = [run.fit.ratings[name] for name in names]
+    elo = np.array([r.elo if r.elo is not None else 1500.0 for r in rated])
+    low = np.array([r.low if r.low is not None else -math.inf for r in rated])
+    high = np.array([r.high if r.high is not None else math.inf for r in rated])
+    true_top = [names[p] for p in np.argsort(-truth, kind="stable")[:TOP].tolist()]
+    found_top = [names[p] for p in np.argsort(-elo, kind="stable")[:TOP].tolist()]
+    played = Counter[str]()
+    for outcome in run.outcomes:
+        played[outcome.first] += 1
+        played[outcome.second] += 1
+    games = sorted(played[name] for name in names)
+    tau = kendalltau(elo, truth).statistic
+    return {
+        "share": 2 * len(run.outcomes) / (size * (size - 1)),
+        "top_set": float(set(found_top) == set(true_top)),
+        "top_order": float(found_top == true_top),
+        "rmse": float(np.sqrt(np.mean((elo - truth) ** 2))),
+        "tau": float(tau),
+        "coverage": float(np.mean((low <= truth) & (truth <= high))),
+        "games_min": float(games[0]),
+        "games_median": float(statistics.median(games)),
+        "games_max": float(games[-1]),
+        "certified": float(bool(run.certified)),
+    }
+
+
+def pairing_time(size: int = 10_000, repeats: int = 3) -> float:
+    """Median seconds to pair one swiss round of ``size`` bots (ratings and variances
+    random, a few earlier meetings)."""
+    rng = np.random.default_rng(0)
+    names = tuple(f"b{index:05d}" for index in range(size))
+    meetings = Counter(
+        frozenset((names[a], names[b]))
+        for a, b in rng.integers(0, size, (size, 2)).tolist()
+        if a != b
+    )
+    state = FieldState(
+        names,
+        rng.normal(1500, SPREAD, size),
+        rng.uniform(30, 150, size) ** 2,
+        Counter(dict.fromkeys(names, 3)),
+        meetings,
+    )
+    times = []
+    for repeat in range(repeats):
+        started = time.perf_counter()
+        swiss_pairs(state, list(range(size)), LadderSettings(), repeat + 1, random.Random(repeat))
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1000)
+    parser.add_argument("--share", type=float, default=0.03, help="the ladder's budget")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--kappa", type=float, default=DEFAULT_KAPPA)
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    parser.add_argument("--methods", nargs="+", default=["ladder", "random", "swiss", "neighbours"])
+    parser.add_argument("--pairing-size", type=int, default=10_000)
+    arguments = parser.parse_args()
+    seconds = pairing_time(arguments.pairing_size)
+    print(f"pairing one round of {arguments.pairing_size} bots: {seconds:.3f} s")
+    for variant in arguments.variants:
+        table: dict[str, list[dict[str, float]]] = {}
+        started = time.monotonic()
+        for seed in range(arguments.first_seed, arguments.first_seed + arguments.seeds):
+            rng = np.random.default_rng([seed, VARIANTS.index(variant)])
+            field = make_field(variant, arguments.size, rng)
+            ladder = run_ladder(field, arguments.share, seed, arguments.kappa, rng)
+            table.setdefault("ladder, top 10", []).append(metrics(field, ladder))
+            whole = run_ladder(field, arguments.share, seed, arguments.kappa, rng, top=None)
+            table.setdefault("ladder, whole field", []).append(metrics(field, whole))
+            budget = len(whole.outcomes)
+            for method, runner in (
+                ("random", run_random),
+                ("swiss", run_swiss),
+                ("neighbours", run_neighbours),
+            ):
+                if method in arguments.methods:
+                    run = runner(field, budget, arguments.kappa, rng)
+                    table.setdefault(method, []).append(metrics(field, run))
+        print(
+            f"\n{variant}: {arguments.size} bots, {arguments.seeds} seeds, κ = "
+            f"{arguments.kappa}, ladder budget {arguments.share:.1%} "
+            f"({time.monotonic() - started:.0f} s)"
+        )
+        print(
+            "| method | matches (share of RR) | top 10 set | top 10 order | certified | "
+            "Elo RMSE | Kendall τ | 95 % coverage | pairs per bot min / median / max |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        for method, rows in table.items():
+            mean = {key: statistics.fmean(row[key] for row in rows) for key in rows[0]}
+            print(
+                f"| {method} | {mean['share']:.2%} | {mean['top_set']:.0%} | "
+                f"{mean['top_order']:.0%} | "
+                f"{mean['certified']:.0%} | {mean['rmse']:.1f} | {mean['tau']:.3f} | "
+                f"{mean['coverage']:.1%} | {mean['games_min']:.0f} / "
+                f"{mean['games_median']:.0f} / {mean['games_max']:.0f} |"
+                if method.startswith("ladder")
+                else f"| {method} | {mean['share']:.2%} | {mean['top_set']:.0%} | "
+                f"{mean['top_order']:.0%} | - | {mean['rmse']:.1f} | {mean['tau']:.3f} | "
+                f"{mean['coverage']:.1%} | {mean['games_min']:.0f} / "
+                f"{mean['games_median']:.0f} / {mean['games_max']:.0f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
