@@ -631,7 +631,7 @@ def _play_ladder(coordinator: _Coordinator, connection: sqlite3.Connection, ladd
     a stop is requested or the run fails; each round is planned once the one before is
     stored whole."""
     display = coordinator.display
-    while not coordinator.stop.requested and coordinator.failure is None:
+    while not (ladder.finished or coordinator.stop.requested or coordinator.failure):
         missing = list(ladder.missing())
         if missing:
             coordinator.failure = (

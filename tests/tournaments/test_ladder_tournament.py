@@ -268,6 +268,13 @@ def test_kill_9_in_the_middle_of_a_round_and_resume(reference: Reference) -> Non
     assert_stored_exactly_once(output, len(reference.records))
     assert differing(records_without_times(output), reference.records) == []
     assert standings_document(output, reference.folder) == reference.standings
+    again = run_cli(
+        "tournament", str(config), "--output", str(output), cwd=reference.folder, timeout=300
+    )  # a finished ladder: nothing more to play
+    assert again.returncode == 0, again.stderr
+    assert "round(s) stored, finished" in again.stdout
+    assert "Preflight" not in again.stdout
+    assert_stored_exactly_once(output, len(reference.records))
 
 
 def _ids_if_any(output: Path) -> list[str]:
