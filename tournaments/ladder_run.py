@@ -13,8 +13,8 @@ its plans into scheduled matches:
   the middle of a round) or to the plan that stops;
 - each round is planned for the field of its time, which the store keeps: a bot added to the
   config (or a league's new version) joins from the next round on, and the rounds before
-  are planned again as they were played. The results the planner reads are those between
-  bots of the round's field;
+  are planned again as they were played. The planner reads every result of the rounds
+  before, those of bots since gone too (they still tell about their opponents);
 - the budget (``rounds``, ``max_matches``) counts from the last change of the field: a bot
   that joins reopens a ladder that had stopped, as a league needs to place a new version.
 
@@ -222,6 +222,8 @@ class Ladder:
                 status=dict(plan.status),
                 certification=plan.certification.text(),
                 stop=plan.stop,
+                prior_games=self.settings.prior_games,
+                confidence=self.settings.confidence,
             ),
         )
         if not plan.stop:
@@ -229,9 +231,8 @@ class Ladder:
         return plan
 
     def _plan(self, bots: Sequence[str], number: int) -> RoundPlan:
-        """Round ``number`` for the field ``bots``, from the results between them, with the
+        """Round ``number`` for the field ``bots``, from every result so far, with the
         budget counted from the first round of this field."""
-        field_set = set(bots)
         first = number
         while first - 1 in self.played_fields and self.played_fields[first - 1] == tuple(bots):
             first -= 1
@@ -241,11 +242,7 @@ class Ladder:
         spent = sum(self.played_matches[earlier] for earlier in range(first, number))
         return plan_round(
             bots,
-            [
-                outcome
-                for outcome in self.results
-                if outcome.first in field_set and outcome.second in field_set
-            ],
+            self.results,
             number,
             derive_seed(self.master_seed, "ladder"),
             settings,

@@ -262,6 +262,17 @@ def build_standings(
         wins,
         anchor=anchor if anchor in records else None,
         pairs=None if pair_groups is None else _pair_results(pair_groups),
+        # A ladder's pairs mostly meet once: its prior is the planner's, games against a
+        # bot of the mean rating, not a virtual draw per pair that met.
+        **(
+            {
+                "virtual_draws": 0.0,
+                "prior_games": ladder.prior_games,
+                "confidence": ladder.confidence,
+            }
+            if ladder is not None
+            else {}
+        ),
     )
 
     def order(record: BotRecord) -> tuple[int, float, float, str]:

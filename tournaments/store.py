@@ -170,6 +170,8 @@ CREATE TABLE IF NOT EXISTS ladder_rounds (
     status_json TEXT NOT NULL,
     certification TEXT NOT NULL,
     stop INTEGER NOT NULL,
+    prior_games REAL NOT NULL,
+    confidence REAL NOT NULL,
     planned_at TEXT NOT NULL
 );
 """
@@ -1209,6 +1211,10 @@ class StoredRound:
     certification: str
     #: Nothing more to play: the budget is spent or the top is certified.
     stop: bool
+    #: The ladder's prior (virtual games against a bot of the mean rating) and confidence,
+    #: with which its standings fit the ratings as its planner does.
+    prior_games: float = 2.0
+    confidence: float = 0.95
 
 
 @_store_operation("read a ladder round's results")
@@ -1236,7 +1242,8 @@ def save_round(connection: sqlite3.Connection, planned: StoredRound) -> None:
     with connection:
         connection.execute(
             "INSERT OR REPLACE INTO ladder_rounds (round, bots_json, phase, pairs, byes_json, "
-            "status_json, certification, stop, planned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "status_json, certification, stop, prior_games, confidence, planned_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 planned.round,
                 json.dumps(list(planned.bots)),
@@ -1246,6 +1253,8 @@ def save_round(connection: sqlite3.Connection, planned: StoredRound) -> None:
                 json.dumps(dict(planned.status), sort_keys=True),
                 planned.certification,
                 int(planned.stop),
+                planned.prior_games,
+                planned.confidence,
                 _now(),
             ),
         )
@@ -1272,19 +1281,24 @@ def _rounds(connection: sqlite3.Connection, order: str) -> list[StoredRound]:
     if known is None:  # a store opened read-only, made before ladders
         return []
     cursor = connection.execute(
-        "SELECT round, bots_json, phase, pairs, byes_json, status_json, certification, stop "
-        f"FROM ladder_rounds {order}"
+        "SELECT round, bots_json, phase, pairs, byes_json, status_json, certification, stop, "
+        f"prior_games, confidence FROM ladder_rounds {order}"
     )
-    return [
-        StoredRound(
-            number,
-            tuple(json.loads(bots)),
-            phase,
-            pairs,
-            tuple(json.loads(byes)),
-            json.loads(status),
-            certification,
-            bool(stop),
+    found = []
+    for number, bots, phase, pairs, byes, status, certification, stop, *fit in cursor:
+        prior_games, confidence = fit
+        found.append(
+            StoredRound(
+                number,
+                tuple(json.loads(bots)),
+                phase,
+                pairs,
+                tuple(json.loads(byes)),
+                json.loads(status),
+                certification,
+                bool(stop),
+                prior_games,
+                confidence,
+            )
         )
-        for number, bots, phase, pairs, byes, status, certification, stop in cursor
-    ]
+    return found
