@@ -11,8 +11,9 @@ says who meets in the next one:
   of pair results is a poor estimate (one pair that went as expected would give none),
   and a bot that leaves the race does not come back.
 - **Out of the race** (with ``top: K``): a bot leaves the race when at least K bots are
-  above it at the configured confidence (each comparison one-sided, the two ratings'
-  covariance ignored, which widens the comparison). It rests: no more games.
+  above it, each at the confidence ``1 - (1 - confidence) / K`` (one-sided, the two
+  ratings' covariance ignored, which widens the comparison): stricter than the
+  certification, since leaving is for good. It rests: no more games.
 - **Swiss rounds.** Every active bot (every bot, or the contenders) plays one duplicate
   pair. With an odd count, the bot with the most pairs played sits out (ties drawn), so
   the bye rotates. A share ``random_share`` of the pairs are drawn at random across the
@@ -28,7 +29,9 @@ says who meets in the next one:
   with the best bots out of the race), each round is one round robin of them.
 - **Certification.** The top K is certified when each of them is above every other bot,
   and each above the next, with a likelihood of superiority of at least ``confidence`` (each
-  comparison on its own, not simultaneously). Without ``top``, the whole order.
+  comparison on its own, not simultaneously; the lower of the fit's LOS by pair and by
+  match).
+  Without ``top``, the whole order.
 - **Budget.** ``rounds`` and ``max_matches`` (a pair is two matches): the last round is cut
   to what is left, keeping the pairs whose order is least known. A plan with nothing to play
   (budget spent, certified) says ``stop``.
@@ -303,8 +306,10 @@ def _fit_field(
 
 
 def _out_of_race(state: FieldState, top: int, confidence: float) -> np.ndarray:
-    """True for each bot with at least ``top`` bots above it at ``confidence``."""
-    z = NormalDist().inv_cdf(confidence)
+    """True for each bot with at least ``top`` bots above it, each at the confidence
+    ``1 - (1 - confidence) / top``: leaving is for good, and any of the top K could be
+    the one sent away by mistake."""
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / top)
     size = len(state.names)
     out = np.zeros(size, dtype=bool)
     if top >= size:
@@ -330,10 +335,17 @@ def _certify(
     open_: list[str] = []
 
     def compare(higher: str, lower: str) -> None:
-        value = fit.los.get(higher, {}).get(lower)
-        if value is None or value < confidence:
-            shown = "no results" if value is None else f"{value * 100:.1f} %"
-            open_.append(f"#{rank[higher]} {higher} over #{rank[lower]} {lower}: {shown}")
+        # The lower of the LOS by pair and by match: a few pairs that went as expected would
+        # make the pair's spread, and its LOS, too confident.
+        by_pair = fit.los.get(higher, {}).get(lower)
+        by_match = fit.match_los.get(higher, {}).get(lower)
+        if by_pair is None or by_match is None:
+            open_.append(f"#{rank[higher]} {higher} over #{rank[lower]} {lower}: no results")
+        elif min(by_pair, by_match) < confidence:
+            value = min(by_pair, by_match)
+            open_.append(
+                f"#{rank[higher]} {higher} over #{rank[lower]} {lower}: {value * 100:.1f} %"
+            )
 
     if top is None:
         for higher, lower in itertools.pairwise(order):

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
@@ -201,6 +201,9 @@ class RatingFit:
     unit: str = MATCH_UNIT
     #: Virtual games of each bot against a virtual bot of the mean rating (0: none).
     prior_games: float = 0.0
+    #: The LOS that counts every match as independent (the model's own covariance); the same
+    #: as ``los`` for a fit without pairs.
+    match_los: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 def components(
@@ -428,6 +431,7 @@ def fit_elo(
     groups = _groups(names, results.winner, results.loser)
     ratings = {name: Rating(name, None, None, None, None, None) for name in names}
     los = SuperiorityTable()
+    match_los = SuperiorityTable()
     warnings: list[str] = []
     if len(groups) > 1 and not prior_games:
         listing = "; ".join("{" + ", ".join(group) + "}" for group in groups)
@@ -500,10 +504,20 @@ def fit_elo(
                 elo + z * model,
                 model,
             )
-        los.add(members, _superiority(theta, shown))
+        superiority = _superiority(theta, shown)
+        los.add(members, superiority)
+        match_los.add(members, superiority if pairs is None else _superiority(theta, covariance))
     unit = MATCH_UNIT if pairs is None else PAIR_UNIT
     return RatingFit(
-        ratings, los, tuple(groups), tuple(warnings), virtual_draws, confidence, unit, prior_games
+        ratings,
+        los,
+        tuple(groups),
+        tuple(warnings),
+        virtual_draws,
+        confidence,
+        unit,
+        prior_games,
+        match_los,
     )
 
 

@@ -488,3 +488,13 @@ def test_a_prior_of_games_compares_bots_that_never_met_a_common_opponent() -> No
     assert fit.los["a"]["d"] == pytest.approx(0.5, abs=0.01)
     assert fit.los["a"]["c"] > 0.5
     assert dict(fit.los["a"]).keys() == {"b", "c", "d"}
+
+
+def test_the_match_los_sits_beside_the_pair_los() -> None:
+    pairs = {("x", "y", 2, 0): 5, ("x", "y", 1, 1): 5, ("x", "y", 0, 2): 2}
+    wins = {("x", "y"): 15, ("y", "x"): 9}
+    by_pair = fit_elo(["x", "y"], wins, pairs=pairs)
+    by_match = fit_elo(["x", "y"], wins)
+    assert by_pair.match_los["x"]["y"] == pytest.approx(by_match.los["x"]["y"])
+    assert by_pair.los["x"]["y"] != pytest.approx(by_match.los["x"]["y"])
+    assert by_match.match_los["x"]["y"] == by_match.los["x"]["y"]
