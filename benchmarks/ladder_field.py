@@ -107,7 +107,7 @@ def main() -> None:
     standings = json.loads(printed.stdout)
     field = arguments.bots
     round_robin = field * (field - 1)
-    matches = standings["matches_played"] + standings["void"]
+    matches = standings["matches_played"]  # void ones too: they were played
     found = [bot["name"] for bot in standings["bots"][: arguments.top]]
     truth = [f"spar-{rank:03d}" for rank in range(1, arguments.top + 1)]
     # The round robin's wall time: this run's time outside matches (starting, preflight,
@@ -138,6 +138,8 @@ def main() -> None:
         f"matches and its {round_robin} matches at this mean over {arguments.concurrency} "
         f"workers: {estimate:.0f} s"
     )
+    if standings["void"]:
+        print(f"void matches (both bots failed before game 1): {standings['void']}")
     print(f"output: {output}")
 
 

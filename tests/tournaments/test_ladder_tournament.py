@@ -373,4 +373,4 @@ def test_a_ladder_of_sparring_bots_finds_their_known_order(tmp_path: Path) -> No
     assert "out" in {statuses[name] for name in ("weak-a", "weak-b", "weak-c")}
     # Certified before the budget ran out: the run stopped there.
     assert document["ladder"]["certification"] == "top 2 certified at 95 %"
-    assert document["matches_played"] + document["void"] < 60
+    assert document["matches_played"] < 60  # void ones too
