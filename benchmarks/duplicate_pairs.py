@@ -45,7 +45,20 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=12, help="duplicate pairs per pairing")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--logs", type=Path, default=Path("/tmp/aegis-duplicate-pairs"))
+    parser.add_argument(
+        "--pairings",
+        nargs="+",
+        metavar="P:Q",
+        help="sparring shares to pair, e.g. 0.2:0.3 (greedy for P = g); default: "
+        + " ".join(f"{'g' if a is None else a}:{b}" for a, b in PAIRINGS),
+    )
     arguments = parser.parse_args()
+    pairings = PAIRINGS
+    if arguments.pairings:
+        pairings = tuple(
+            (None if first == "g" else float(first), float(second))
+            for first, second in (text.split(":") for text in arguments.pairings)
+        )
     arguments.logs.mkdir(parents=True, exist_ok=True)
     clock = TimeControl(decision_ms=1000, warmup_ms=20000)
     splits = 0
@@ -54,7 +67,7 @@ def main() -> None:
     total_pairs = 0
     started = time.monotonic()
     with MatchRunner(time_control=clock, log_dir=arguments.logs) as runner:
-        for first_share, second_share in PAIRINGS:
+        for first_share, second_share in pairings:
             first, second = sparring(first_share), sparring(second_share)
             outcomes = []
             for index in range(arguments.pairs):

@@ -57,8 +57,8 @@ from tournaments.ratings import RatingFit, fit_elo
 VARIANTS = ("planted", "clones", "heavy", "intransitive")
 TOP = 10
 SPREAD = 200.0
-#: κ measured by benchmarks/duplicate_pairs.py (docs/benchmarks.md).
-DEFAULT_KAPPA = 0.86
+#: κ measured by benchmarks/duplicate_pairs.py on close pairings (docs/benchmarks.md).
+DEFAULT_KAPPA = 0.68
 
 
 @dataclass(frozen=True, slots=True)

@@ -279,3 +279,40 @@ def test_window_matchings_are_as_good_as_networkx_blossom() -> None:
 def total_weight(graph: nx.Graph[int], matching: Iterable[Iterable[int]]) -> float:
     """The weight of a matching's edges in ``graph``."""
     return sum(float(graph.edges[tuple(pair)]["weight"]) for pair in matching)
+
+
+def test_every_bot_keeps_playing_when_the_whole_field_is_ranked() -> None:
+    """A league's rule: over any 10 rounds, the most and least pairs of the bots in play
+    differ by at most 25 %."""
+    rng = random.Random(8)
+    truth = {name: rng.gauss(0, 200) for name in names(33)}
+    _, results = run_ladder(truth, LadderSettings(rounds=20))
+    for first_round in range(1, 12):
+        window = [r for r in results if first_round <= r.round < first_round + 10]
+        played = Counter(name for r in window for name in (r.first, r.second))
+        assert set(played) == set(truth)
+        assert max(played.values()) <= 1.25 * min(played.values())
+
+
+def test_pairs_with_one_void_match_count_as_one_decided_match() -> None:
+    results = [
+        PairOutcome("a", "b", 1, 0, 1),
+        PairOutcome("c", "d", 2, 0, 1),
+        PairOutcome("a", "c", 1, 1, 2),
+        PairOutcome("b", "d", 0, 0, 2),  # both void: nothing to fit
+    ]
+    plan = plan_round(["a", "b", "c", "d"], results, 3, 1, LadderSettings(), matches_played=8)
+    assert plan.fit.ratings["a"].elo is not None
+    assert (plan.fit.ratings["a"].elo or 0) > (plan.fit.ratings["b"].elo or 0)
+    assert len(plan.pairs) == 2
+
+
+def test_without_top_the_certification_is_about_the_whole_order() -> None:
+    truth = {name: 400.0 * index for index, name in enumerate(names(4))}
+    plans, _ = run_ladder(truth, LadderSettings(rounds=30))
+    texts = [plan.certification.text() for plan in plans]
+    assert texts[0].startswith("order of 4 not certified at 95 %: ")
+    assert "order of 4 certified at 95 %" in texts
+    certified = next(plan for plan in plans if plan.certification.certified)
+    assert certified.stop
+    assert certified.certification.ranking == ("bot03", "bot02", "bot01", "bot00")

@@ -498,3 +498,14 @@ def test_the_match_los_sits_beside_the_pair_los() -> None:
     assert by_pair.match_los["x"]["y"] == pytest.approx(by_match.los["x"]["y"])
     assert by_pair.los["x"]["y"] != pytest.approx(by_match.los["x"]["y"])
     assert by_match.match_los["x"]["y"] == by_match.los["x"]["y"]
+
+
+def test_a_prior_of_games_with_an_anchor_keeps_the_differences() -> None:
+    mean = fit_elo(NAMES, WINS, virtual_draws=0, prior_games=2)
+    anchored = fit_elo(NAMES, WINS, virtual_draws=0, prior_games=2, anchor="c", anchor_elo=2000)
+    assert anchored.ratings["c"].elo == pytest.approx(2000)
+    assert anchored.ratings["c"].stderr == pytest.approx(0, abs=1e-9)
+    for name in NAMES:
+        difference = (mean.ratings[name].elo or 0) - (mean.ratings["c"].elo or 0)
+        assert (anchored.ratings[name].elo or 0) - 2000 == pytest.approx(difference)
+    assert anchored.los["a"]["b"] == pytest.approx(mean.los["a"]["b"], abs=0.02)
