@@ -200,7 +200,10 @@ def test_the_standings_show_status_interval_and_certification(reference: Referen
     assert f"Ladder finished after {last[0] - 1} round(s): {last[5]}" in " ".join(
         table.stdout.split()
     )
-    assert "Ladder finished after" in reference.stdout  # the run said so too
+    # The run said so too, and showed its rounds and budget as they went.
+    assert "Ladder finished after" in reference.stdout
+    assert "Round 1 of 4 (swiss): 2 pair(s), bye: " in reference.stdout
+    assert "Round 2 of 4 " in reference.stdout
 
 
 def test_the_report_shows_the_ladder(reference: Reference) -> None:
