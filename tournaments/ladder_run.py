@@ -45,6 +45,7 @@ __all__ = [
     "ladder_budget",
     "pair_outcomes",
     "round_matches",
+    "settings_for_field",
 ]
 
 
@@ -96,6 +97,18 @@ def ladder_budget(settings: LadderSettings) -> int | None:
     certification alone stop the ladder (a final round's round robin has more pairs than a
     Swiss round: rounds alone bound no count of matches)."""
     return settings.max_matches
+
+
+def settings_for_field(settings: LadderSettings, field_size: int) -> LadderSettings:
+    """The settings for a field smaller than its ``top`` (a league's, before enough bots
+    have arrived): ``top`` and ``finalists`` capped at the field. A config's own field is
+    checked against them when it is read; a league's grows, and each round's field, kept in
+    the store, gives the same cap when the round is planned again."""
+    return replace(
+        settings,
+        top=None if settings.top is None else min(settings.top, field_size),
+        finalists=None if settings.finalists is None else min(settings.finalists, field_size),
+    )
 
 
 @dataclass(slots=True)
@@ -236,7 +249,7 @@ class Ladder:
         first = number
         while first - 1 in self.played_fields and self.played_fields[first - 1] == tuple(bots):
             first -= 1
-        settings = self.settings
+        settings = settings_for_field(self.settings, len(bots))
         if settings.rounds is not None:
             settings = replace(settings, rounds=settings.rounds + first - 1)
         spent = sum(self.played_matches[earlier] for earlier in range(first, number))

@@ -64,7 +64,7 @@ from tournaments.config import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.forfeits import BotForfeits, ForfeitTally
 from tournaments.ladder import LadderSettings, RoundPlan, check_settings
-from tournaments.ladder_run import Ladder, ladder_budget
+from tournaments.ladder_run import Ladder, ladder_budget, settings_for_field
 from tournaments.preflight import preflight as preflight_bots
 from tournaments.remote import RemoteGate, advertised_host
 from tournaments.render import TournamentDisplay
@@ -593,8 +593,12 @@ def _open_ladder(
     """The ladder's rounds planned again from the store, up to the one to play now."""
     settings = setup.ladder
     if settings is not None:
-        problems = check_settings(settings, len(setup.bots))
-        if problems:  # a league's field is known only now
+        # A league's field is known only now, and may still be smaller than its top.
+        field = len(setup.bots)
+        if setup.submissions is not None:
+            settings = settings_for_field(settings, field)
+        problems = check_settings(settings, field)
+        if problems:
             raise TournamentError(
                 "; ".join(f"ladder.{key}: {message}" for key, message in problems)
             )

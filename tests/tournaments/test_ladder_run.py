@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.tournaments.stored import new_store, store_match
 from tournaments.ladder import LadderSettings, PairOutcome, RoundPlan, plan_round
-from tournaments.ladder_run import pair_outcomes, round_matches
+from tournaments.ladder_run import pair_outcomes, round_matches, settings_for_field
 from tournaments.store import round_winners
 
 BOTS = ["a", "b", "c", "d"]
@@ -75,3 +75,11 @@ def test_a_round_s_matches_are_both_seat_orders_on_its_deal() -> None:
     ]
     assert {match.seed for match in matches} == {matches[0].seed}
     assert {match.pairing for match in matches} == {"a+b", "c+d"}
+
+
+def test_a_field_smaller_than_its_top_caps_top_and_finalists() -> None:
+    """A league's field before enough bots have arrived: top and finalists capped at it."""
+    settings = LadderSettings(top=10, finalists=14, rounds=3)
+    assert settings_for_field(settings, 4) == LadderSettings(top=4, finalists=4, rounds=3)
+    assert settings_for_field(settings, 40) == settings
+    assert settings_for_field(LadderSettings(), 3) == LadderSettings()
