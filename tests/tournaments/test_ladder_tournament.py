@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.tournaments.chromium import require_chromium, run_chromium
 from tests.tournaments.helpers import (
     FAST_RULES,
     assert_stored_exactly_once,
@@ -34,6 +35,7 @@ from tests.tournaments.helpers import (
     start_tournament,
     wait_no_processes,
 )
+from tests.tournaments.test_report import parse
 
 DASK = Path(sys.executable).parent / "dask"
 
@@ -206,13 +208,27 @@ def test_the_standings_show_status_interval_and_certification(reference: Referen
     assert "Round 2 of 4 " in reference.stdout
 
 
-def test_the_report_shows_the_ladder(reference: Reference) -> None:
+def test_the_report_shows_the_ladder(reference: Reference, tmp_path: Path) -> None:
+    """The report, as headless Chromium builds it: the certification line, and a status
+    column with each bot's status."""
+    require_chromium()
     written = run_cli("report", str(reference.output), cwd=reference.folder, timeout=120)
     assert written.returncode == 0, written.stderr
-    page = (reference.output / "report.html").read_text(encoding="utf-8")
+    url = (reference.output / "report.html").resolve().as_uri()
+    dumped = run_chromium(["--dump-dom", url], tmp_path / "profile")
+    assert dumped.returncode == 0, dumped.stderr[-2000:]
+    page = parse(dumped.stdout)
     last = stored_rounds(reference.output)[-1]
-    assert f"Ladder finished after {last[0] - 1} round(s): {last[5]}" in page
-    assert "<th>status</th>" in page
+    assert f"Ladder finished after {last[0] - 1} round(s): {last[5]}" in page.all_text()
+    table = page.by_id("standings-table")
+    headings = [heading.all_text() for heading in table.find_all("th")]
+    assert headings[-1] == "status"
+    shown = {
+        cells[1].all_text(): cells[-1].all_text()
+        for row in table.find_all("tr")
+        if len(cells := row.find_all("td")) == len(headings)
+    }
+    assert shown == last[4]  # every bot, with the status of the last plan
 
 
 def test_concurrency_two_gives_the_records_and_standings_of_concurrency_one(
