@@ -210,6 +210,11 @@ def tournament(
         f"{summary.stored} of {summary.total} matches stored in {summary.output}. Run the same "
         f"command to play the {missing} still missing:\n  {_same_command()}"
     )
+    if summary.rounds_open:  # a ladder: its later rounds are not planned yet
+        resume = (
+            f"{summary.stored} matches of the ladder's rounds so far stored in "
+            f"{summary.output}. Run the same command to play on:\n  {_same_command()}"
+        )
     if summary.failure is not None:
         _warn_forfeits(summary, setup)
         code = EXIT_USAGE if summary.store_failed else EXIT_FAILED

@@ -31,6 +31,7 @@ from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode, bot_home
 from referee.seeds import derive_seed
 from referee.time_control import TimeControl
+from tournaments.config.ladder import LadderSettings, check_settings
 from tournaments.config.sources import (
     BOT_NAME_RULE,
     DataPath,
@@ -50,6 +51,7 @@ __all__ = [
     "DaskTLS",
     "ExecutorConfig",
     "ExecutorSetup",
+    "LadderConfig",
     "LimitsConfig",
     "ListenConfig",
     "SubmissionsConfig",
@@ -68,8 +70,9 @@ _SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]
 _DEFAULT_LIMITS = ResourceLimits()
 _DEFAULT_TIME = TimeControl()
 _DEFAULT_BUILD = BuildLimits()
+_DEFAULT_LADDER = LadderSettings()
 
-Format = Literal["round_robin", "gauntlet"]
+Format = Literal["round_robin", "gauntlet", "ladder"]
 ExecutorKind = Literal["local", "dask"]
 
 
@@ -318,6 +321,54 @@ class CheckConfig(_Model):
     )
 
 
+class LadderConfig(_Model):
+    """How a ladder (``format: ladder``) pairs its rounds and when it stops."""
+
+    top: int | None = Field(
+        default=None,
+        ge=1,
+        description="How many of the best bots to certify in order; leave it out to rank "
+        "the whole field.",
+    )
+    confidence: float = Field(
+        default=_DEFAULT_LADDER.confidence,
+        gt=0.5,
+        lt=1,
+        description="Confidence of the certification (and of the intervals that decide it).",
+    )
+    max_matches: int | None = Field(
+        default=None, ge=2, description="Budget in matches (a duplicate pair is 2 matches)."
+    )
+    rounds: int | None = Field(default=None, ge=1, description="Budget in rounds.")
+    random_share: float = Field(
+        default=_DEFAULT_LADDER.random_share,
+        ge=0,
+        le=1,
+        description="Share of each round's pairs drawn at random across the field, which keeps "
+        "the rating scale connected.",
+    )
+    repeat_penalty: float = Field(
+        default=_DEFAULT_LADDER.repeat_penalty,
+        ge=0,
+        description="How strongly a pairing avoids bots that met already.",
+    )
+    finalists: int | None = Field(
+        default=None,
+        ge=2,
+        description="Bots in the final round robins; default: top and a margin.",
+    )
+    prior_games: float = Field(
+        default=_DEFAULT_LADDER.prior_games,
+        gt=0,
+        description="Virtual games of each bot against an average one, which keep the "
+        "ratings of bots with few results finite.",
+    )
+
+    def settings(self) -> LadderSettings:
+        """The planner's settings."""
+        return LadderSettings(**self.model_dump())
+
+
 class SubmissionsConfig(_Model):
     """A store of submitted bots (``aegis-ref submit``): every accepted submission's latest
     version plays, besides the config's ``bots``."""
@@ -358,9 +409,13 @@ class TournamentConfig(_Model):
     format: Format = Field(
         default="round_robin",
         description="round_robin: every pair plays; gauntlet: the bots named in 'gauntlet' "
-        "each play every other bot.",
+        "each play every other bot; ladder: rounds of rating-driven pairs (see 'ladder').",
     )
     gauntlet: list[str] | None = Field(default=None, description="Bot names for format: gauntlet.")
+    ladder: LadderConfig | None = Field(
+        default=None,
+        description="format: ladder: what to certify, the budget and how rounds are paired.",
+    )
     matches_per_pair: int = Field(
         default=2,
         ge=2,
@@ -523,6 +578,8 @@ class TournamentSetup:
     #: unplayed matches leave the schedule, and their results the standings (they stay in
     #: the store, as history).
     retired: tuple[tuple[str, str], ...] = ()
+    #: How a ladder pairs and stops (config key ``ladder``); None for other formats.
+    ladder: LadderSettings | None = None
 
     @property
     def bot_names(self) -> tuple[str, ...]:
@@ -587,6 +644,7 @@ _KNOWN_KEYS: dict[str, tuple[str, ...]] = {
     "submissions": tuple(SubmissionsConfig.model_fields),
     "build": tuple(BuildConfig.model_fields),
     "check": tuple(CheckConfig.model_fields),
+    "ladder": tuple(LadderConfig.model_fields),
 }
 
 
@@ -594,7 +652,7 @@ def _known_keys(path: DataPath) -> tuple[str, ...]:
     """The keys allowed in the mapping at ``path``."""
     if len(path) == 0:
         return _KNOWN_KEYS["top"]
-    if path[0] in ("time_control", "listen"):
+    if path[0] in ("time_control", "listen", "ladder"):
         return _KNOWN_KEYS[str(path[0])]
     if path[0] == "executor":
         return _KNOWN_KEYS["tls" if path[1:] == ("tls",) else "executor"]
@@ -866,6 +924,7 @@ def _cross_checks(config: TournamentConfig) -> list[PathError]:
                 )
     elif config.gauntlet is not None:
         problems.append(PathError(("gauntlet",), "only used with format: gauntlet"))
+    problems += _ladder_checks(config)
     if config.matches_per_pair % 2:
         problems.append(
             PathError(
@@ -892,6 +951,32 @@ def _cross_checks(config: TournamentConfig) -> list[PathError]:
                 "submitted bots (and their builds) always run sandboxed: use auto or required",
             )
         )
+    return problems
+
+
+def _ladder_checks(config: TournamentConfig) -> list[PathError]:
+    """A ladder's keys against its format and field: the planner's own checks, located at
+    the key they name (a league's field is known only when it runs: checked then)."""
+    if config.format != "ladder":
+        return (
+            []
+            if config.ladder is None
+            else [PathError(("ladder",), "only used with format: ladder")]
+        )
+    problems = []
+    if "matches_per_pair" in config.model_fields_set:
+        problems.append(
+            PathError(
+                ("matches_per_pair",),
+                "not used with format: ladder, whose rounds decide who meets how often; give "
+                "a budget in 'ladder' (max_matches or rounds) instead",
+            )
+        )
+    if config.submissions is None and len(config.bots) >= 2:
+        settings = (config.ladder or LadderConfig()).settings()
+        for key, message in check_settings(settings, len(config.bots)):
+            where = ("ladder", key) if config.ladder is not None else ("format",)
+            problems.append(PathError(where, message))
     return problems
 
 
@@ -1012,6 +1097,7 @@ def parse_config(
         bots=tuple(specs),
         format=config.format,
         gauntlet=tuple(config.gauntlet or ()),
+        ladder=(config.ladder or LadderConfig()).settings() if config.format == "ladder" else None,
         matches_per_pair=config.matches_per_pair,
         options=options,
         time_control=time_control,

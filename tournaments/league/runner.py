@@ -10,7 +10,9 @@ request:
    submitted bot (:func:`~tournaments.run.coordinator.run_tournament`): the store schedules only
    the pairings it lacks, so a new bot (or version) plays everyone, nobody else plays
    again, and a version replaced by a newer one is retired (its unplayed matches leave the
-   schedule; its results leave the standings and stay in the store as its history);
+   schedule; its results leave the standings and stay in the store as its history); with
+   ``format: ladder``, a new bot joins the ladder's next round instead and is placed by its
+   pairing (:mod:`tournaments.run.ladder_run`);
 3. when a submission arrives during a round, finish the matches in progress, then go back
    to 1; when everything is played, look for submissions every ``poll_s`` seconds.
 

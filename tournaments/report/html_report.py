@@ -38,7 +38,7 @@ from tournaments.report.report_data import (
     ReportData,
     read_report,
 )
-from tournaments.report.terminal import standings_json
+from tournaments.report.terminal import ladder_line, standings_json
 from tournaments.schedule.pairings import pairing_key
 from tournaments.stats.ratings import DEFAULT_ELO, PAIR_UNIT, Rating
 from tournaments.stats.standings import Standings, load_standings
@@ -434,6 +434,7 @@ def _standings_table(standings: Standings) -> str:
             + _cell(_value(bot["avg_points_against"], 2), _sort(bot["avg_points_against"]), "num")
             + _cell(f"{forfeits} ({kinds})" if forfeits else "0", forfeits, "num")
             + _cell(bot["void"], bot["void"], "num")
+            + (_cell(bot["status"] or "-", bot["status"], "name") if standings.ladder else "")
             + "</tr>"
         )
     return (
@@ -454,6 +455,7 @@ def _standings_table(standings: Standings) -> str:
             "opp/game",
             "forfeits",
             "void",
+            *(["status"] if standings.ladder else []),
         )
         + "<tbody>"
         + "".join(rows)
@@ -727,9 +729,14 @@ def render_report(
     title = f"Tournament report: {standings.name or 'unnamed'}"
     played, scheduled = standings.matches_played, standings.matches_scheduled
     anchoring = f"Elo of {standings.anchor} fixed at 1500" if standings.anchor else "mean Elo 1500"
+    ladder = ladder_line(standings)
     summary = (
-        f"{played} of {scheduled} scheduled matches stored"
-        + (" (in progress or interrupted)" if played < scheduled else "")
+        (
+            f"{played} of {scheduled} scheduled matches stored"
+            + (" (in progress or interrupted)" if played < scheduled else "")
+            if ladder is None
+            else f"{played} matches stored. {ladder}"
+        )
         + f", {standings.games} games, {len(standings.rows)} bots"
         + (f", {standings.void} void" if standings.void else "")
         + f"; {anchoring}"

@@ -41,6 +41,7 @@ __all__ = [
     "QuietDisplay",
     "crosstable_table",
     "has_fault",
+    "ladder_line",
     "match_line",
     "print_standings",
     "render_standings",
@@ -138,6 +139,7 @@ def standings_json(standings: Standings) -> dict[str, Any]:
         "interval_unit": standings.fit.unit,
         "virtual_draws": standings.fit.virtual_draws,
         "warnings": list(standings.warnings),
+        **_ladder_json(standings),
         "bots": [
             {
                 "rank": row.rank,
@@ -162,6 +164,7 @@ def standings_json(standings: Standings) -> dict[str, Any]:
                 "avg_points_against": _round(row.record.points_against_per_game, 3),
                 "forfeits": sum(row.record.forfeits.values()),
                 "forfeits_by_kind": dict(sorted(row.record.forfeits.items())),
+                **({"status": standings.status(row.name)} if standings.ladder else {}),
             }
             for row in standings.rows
         ],
@@ -191,6 +194,35 @@ def standings_json(standings: Standings) -> dict[str, Any]:
             if name in standings.fit.los
         },
     }
+
+
+def _ladder_json(standings: Standings) -> dict[str, Any]:
+    """A ladder's round, phase and certification (nothing for the other formats)."""
+    ladder = standings.ladder
+    if ladder is None:
+        return {}
+    return {
+        "ladder": {
+            "round": ladder.round,
+            "phase": ladder.phase,
+            "finished": ladder.stop,
+            "certification": ladder.certification,
+            "byes": list(ladder.byes),
+        }
+    }
+
+
+def ladder_line(standings: Standings) -> str | None:
+    """``Ladder round 4 (swiss): top 3 certified at 95 %`` for a ladder, else None."""
+    ladder = standings.ladder
+    if ladder is None:
+        return None
+    where = (
+        f"finished after {ladder.round - 1} round(s)"
+        if ladder.stop
+        else f"round {ladder.round} ({ladder.phase})"
+    )
+    return f"Ladder {where}: {ladder.certification}"
 
 
 def to_json(standings: Standings) -> str:
@@ -230,6 +262,7 @@ def _headings(standings: Standings, *, short: bool = False) -> list[str]:
         "pts/g" if short else "pts/game",
         "opp/g" if short else "opp/game",
         "forfeits",
+        *(["status"] if standings.ladder else []),
     ]
     return [*headings, "void"] if standings.void else headings
 
@@ -250,16 +283,23 @@ def _row_cells(row: StandingsRow, standings: Standings) -> list[str]:
         _average(record.points_for_per_game),
         _average(record.points_against_per_game),
         _forfeits(row),
+        *([standings.status(row.name) or "-"] if standings.ladder else []),
     ]
     return [*cells, str(record.void)] if standings.void else cells
 
 
 def _summary(standings: Standings) -> str:
+    ladder = ladder_line(standings)
     return (
-        f"{standings.matches_played}/{standings.matches_scheduled} matches, "
-        f"{standings.games} games"
+        (
+            f"{standings.matches_played}/{standings.matches_scheduled} matches, "
+            if ladder is None  # a ladder's schedule grows round by round
+            else f"{standings.matches_played} matches, "
+        )
+        + f"{standings.games} games"
         + (f", {standings.void} void" if standings.void else "")
         + (f"; Elo anchor {standings.anchor} = 1500" if standings.anchor else "; mean Elo 1500")
+        + (f". {ladder}" if ladder else "")
     )
 
 

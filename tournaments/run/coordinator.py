@@ -23,6 +23,10 @@ only play and return plain data; the coordinator alone writes the store.
 
 A run that dies uncleanly (``kill -9``, power loss) loses at most the matches in flight;
 running the same command again plays exactly the matches that are not stored.
+
+A ladder (``format: ladder``) has no schedule upfront: its rounds are planned one at a time
+from the stored results (:mod:`tournaments.run.ladder_run`), each played as above once the one
+before is stored whole, and a run on a store first plans the stored rounds again.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.run.display import TournamentDisplay
 from tournaments.run.in_play import write_in_play
+from tournaments.run.ladder_run import Ladder, ladder_budget, settings_for_field
 from tournaments.run.pool_preflight import preflight as preflight_bots
 from tournaments.run.remote import RemoteGate, advertised_host
 from tournaments.run.worker import (
@@ -73,8 +78,10 @@ from tournaments.run.worker_boot import first_in_workers
 from tournaments.schedule.pairings import ScheduledMatch, schedule, schedule_size
 from tournaments.schedule.seeds import small_seed_warning
 from tournaments.stats.forfeits import BotForfeits, ForfeitTally
+from tournaments.stats.ladder import LadderSettings, RoundPlan, check_settings
 from tournaments.stats.standings import Standings, load_standings
 from tournaments.store.database import (
+    add_schedule,
     count_unscheduled,
     ensure_meta,
     is_stored,
@@ -140,6 +147,8 @@ class RunSummary:
     forfeits: tuple[BotForfeits, ...] = ()
     #: The run gave up because the store could not be written (a full disk, say).
     store_failed: bool = False
+    #: A ladder with rounds still to play (its ``total`` counts the rounds planned so far).
+    rounds_open: bool = False
 
     @property
     def stored(self) -> int:
@@ -148,8 +157,8 @@ class RunSummary:
 
     @property
     def complete(self) -> bool:
-        """True when every scheduled match is stored."""
-        return self.stored == self.total
+        """True when every scheduled match is stored (and a ladder has stopped)."""
+        return self.stored == self.total and not self.rounds_open
 
 
 def tournament_schedule(setup: TournamentSetup) -> Iterator[ScheduledMatch]:
@@ -616,6 +625,89 @@ def shared_folders(bots: Sequence[BotSpec]) -> list[str]:
     return problems
 
 
+def _open_ladder(
+    setup: TournamentSetup, connection: sqlite3.Connection, display: TournamentDisplay
+) -> Ladder:
+    """The ladder's rounds planned again from the store, up to the one to play now."""
+    settings = setup.ladder
+    if settings is not None:
+        # A league's field is known only now, and may still be smaller than its top.
+        field = len(setup.bots)
+        if setup.submissions is not None:
+            settings = settings_for_field(settings, field)
+        problems = check_settings(settings, field)
+        if problems:
+            raise TournamentError(
+                "; ".join(f"ladder.{key}: {message}" for key, message in problems)
+            )
+    ladder = Ladder(setup, connection)
+    ladder.replay()
+    plan = ladder.plan
+    if plan is not None and plan.round_number > 1:
+        display.note(
+            f"Ladder: {plan.round_number - 1} round(s) stored, "
+            + ("finished" if plan.stop else f"round {plan.round_number} next")
+            + f"; {plan.certification.text()}"
+        )
+    elif plan is not None:
+        display.note(_round_line(plan, ladder))
+    return ladder
+
+
+def _ladder_display_total(setup: TournamentSetup, planned: int) -> int:
+    """The progress bar's total for a ladder, whose schedule grows round by round: its
+    budget in matches; else its rounds of Swiss pairs (final rounds may have more); else,
+    as a scale, a round robin's matches."""
+    settings = setup.ladder or LadderSettings()
+    field = len(setup.bots)
+    budget = ladder_budget(settings)
+    if budget is None and settings.rounds is not None:
+        budget = settings.rounds * 2 * (field // 2)
+    if budget is None:
+        budget = field * (field - 1)
+    return max(budget, planned)
+
+
+def _play_ladder(coordinator: _Coordinator, connection: sqlite3.Connection, ladder: Ladder) -> None:
+    """Play round after round (the current one was played already) until the ladder stops,
+    a stop is requested or the run fails; each round is planned once the one before is
+    stored whole."""
+    display = coordinator.display
+    while not (ladder.finished or coordinator.stop.requested or coordinator.failure):
+        missing = list(ladder.missing())
+        if missing:
+            coordinator.failure = (
+                f"round {ladder.round_number} left {len(missing)} match(es) unplayed, "
+                f"first {missing[0].match_id}"
+            )
+            return
+        plan = ladder.advance()
+        display.note(_round_line(plan, ladder))
+        if plan.stop:
+            return
+        add_schedule(connection, ladder.current_matches())
+        coordinator.run(connection, ladder.missing())
+
+
+def _round_line(plan: RoundPlan, ladder: Ladder) -> str:
+    """A line for people on a round just planned."""
+    budget = ladder_budget(ladder.settings)
+    spent = f"{ladder.matches_played}" + (f" of {budget}" if budget is not None else "")
+    if plan.stop:
+        return f"Ladder finished after {plan.round_number - 1} round(s), {spent} matches: " + (
+            plan.certification.text()
+        )
+    rounds = ladder.settings.rounds
+    byes = f", bye: {', '.join(plan.byes)}" if plan.byes else ""
+    out = sum(status == "out" for status in plan.status.values())
+    return (
+        f"Round {plan.round_number}{f' of {rounds}' if rounds else ''} ({plan.phase}): "
+        f"{len(plan.pairs)} pair(s){byes}"
+        + (f", {out} bot(s) out of the race" if out else "")
+        + f"; {spent} matches played; {plan.certification.text()}"
+    )
+
+
 def run_tournament(
     setup: TournamentSetup,
     *,
@@ -684,16 +776,28 @@ def run_tournament(
             if setup.retired:
                 retire_bots(connection, dict(setup.retired))
             remove_stale_temporaries(output)
-            added = set_schedule(connection, tournament_schedule(setup), setup.bots)
-            total = schedule_size(
-                setup.bot_names,
-                format=setup.format,
-                gauntlet=setup.gauntlet,
-                matches_per_pair=setup.matches_per_pair,
-            )
-            stored_before = sum(
-                1 for match in tournament_schedule(setup) if is_stored(connection, match.match_id)
-            )
+            ladder = None
+            if setup.format == "ladder":
+                # Its rounds so far, planned again from the stored results.
+                ladder = _open_ladder(setup, connection, display)
+                added = set_schedule(connection, ladder.planned, setup.bots)
+                stored_before = sum(
+                    1 for match in ladder.planned if is_stored(connection, match.match_id)
+                )
+                total = stored_before + sum(1 for _match in ladder.missing())
+            else:
+                added = set_schedule(connection, tournament_schedule(setup), setup.bots)
+                total = schedule_size(
+                    setup.bot_names,
+                    format=setup.format,
+                    gauntlet=setup.gauntlet,
+                    matches_per_pair=setup.matches_per_pair,
+                )
+                stored_before = sum(
+                    1
+                    for match in tournament_schedule(setup)
+                    if is_stored(connection, match.match_id)
+                )
             # Replaced versions of a league's bots are out of the config too: say so apart.
             history = retired_counts(connection)[1]
             others = max(0, count_unscheduled(connection) - history)
@@ -726,10 +830,15 @@ def run_tournament(
                     f"key {setup.listen.public_key}"
                 )
             pending = (
-                match
-                for match in tournament_schedule(setup)
-                if not is_stored(connection, match.match_id)
+                ladder.missing()
+                if ladder is not None
+                else (
+                    match
+                    for match in tournament_schedule(setup)
+                    if not is_stored(connection, match.match_id)
+                )
             )
+            to_play = stored_before < total if ladder is None else not ladder.finished
             started = False
             try:
                 with contextlib.ExitStack() as resources:
@@ -738,7 +847,7 @@ def run_tournament(
                     coordinator = _open_coordinator(
                         setup, executor, display, stop, resources, sandbox
                     )
-                    if preflight and stored_before < total:
+                    if preflight and to_play:
                         preflight_bots(
                             setup.bots,
                             warmup_ms=setup.time_control.warmup_ms,
@@ -754,15 +863,22 @@ def run_tournament(
                             ),
                         )
                     display.start(
-                        setup.name, total, stored_before, lambda: load_standings(connection)
+                        setup.name,
+                        total if ladder is None else _ladder_display_total(setup, total),
+                        stored_before,
+                        lambda: load_standings(connection),
                     )
                     started = True
                     coordinator.run(connection, pending)
+                    if ladder is not None:
+                        _play_ladder(coordinator, connection, ladder)
             except BaseException:
                 if started:
                     display.finish(None)  # leave the terminal tidy for the error message
                 raise
             standings = load_standings(connection)
+            if ladder is not None:
+                total = len(ladder.planned)
             summary = RunSummary(
                 output=output,
                 total=total,
@@ -772,6 +888,7 @@ def run_tournament(
                 failure=coordinator.failure,
                 forfeits=tuple(coordinator.forfeits.troubled()),
                 store_failed=coordinator.store_failed,
+                rounds_open=ladder is not None and not ladder.finished,
             )
             display.finish(standings)
             return summary, standings

@@ -56,6 +56,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from referee.seeds import derive_seed
+from tournaments.config.ladder import LadderSettings, check_settings, default_finalists
 from tournaments.stats.ratings import DEFAULT_ELO, ELO_PER_NATURAL_UNIT, RatingFit, fit_elo
 
 __all__ = [
@@ -96,27 +97,6 @@ WHOLE_MATCHING = 32
 WINDOW = 10
 # Below this many pairs, an edge weight still lets the matching tell pairs apart.
 _WEIGHT_FLOOR = 1e-9
-
-
-@dataclass(frozen=True, slots=True)
-class LadderSettings:
-    """How a ladder plays: what it certifies, its budget and its pairing policy."""
-
-    #: K to certify; None ranks the whole field.
-    top: int | None = None
-    confidence: float = 0.95
-    #: Budget in matches (a duplicate pair is 2 matches).
-    max_matches: int | None = None
-    #: Budget in rounds.
-    rounds: int | None = None
-    #: Share of long-range random pairs per swiss round.
-    random_share: float = 0.1
-    #: Elo added to a pair's distance for every earlier meeting.
-    repeat_penalty: float = 100.0
-    #: Bots in the final round robins (default: :func:`default_finalists`).
-    finalists: int | None = None
-    #: Virtual games of each bot against a virtual bot of the mean rating.
-    prior_games: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,62 +155,6 @@ class RoundPlan:
     #: Nothing more to play: the budget is spent or the ranking certified.
     stop: bool
     fit: RatingFit
-
-
-def default_finalists(top: int, field_size: int) -> int:
-    """The final's size for ``top``: K plus a margin of half of K (at least 2), at most
-    the field."""
-    return min(field_size, top + max(2, top // 2))
-
-
-def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str, str]]:
-    """Problems with ``settings`` for a field of ``field_size`` bots, as (key, message)."""
-    problems: list[tuple[str, str]] = []
-    if field_size < 2:
-        problems.append(("bots", f"a ladder needs at least 2 bots, got {field_size}"))
-    top = settings.top
-    if top is not None and top < 1:
-        problems.append(("top", f"top must be at least 1, got {top}"))
-    elif top is not None and top > field_size:
-        problems.append(("top", f"top {top} is larger than the field of {field_size} bots"))
-    if not 0.5 < settings.confidence < 1:
-        problems.append(
-            ("confidence", f"confidence must be between 0.5 and 1, got {settings.confidence}")
-        )
-    one_round = 2 * (field_size // 2)
-    if settings.max_matches is not None and settings.max_matches < max(one_round, 2):
-        problems.append(
-            (
-                "max_matches",
-                f"below one round: {settings.max_matches} matches, but a round of "
-                f"{field_size} bots is {one_round} matches (a duplicate pair per bot)",
-            )
-        )
-    if settings.rounds is not None and settings.rounds < 1:
-        problems.append(("rounds", f"rounds must be at least 1, got {settings.rounds}"))
-    if not 0 <= settings.random_share <= 1:
-        problems.append(
-            ("random_share", f"random_share must be between 0 and 1, got {settings.random_share}")
-        )
-    if not settings.repeat_penalty >= 0:
-        problems.append(
-            ("repeat_penalty", f"repeat_penalty must be >= 0, got {settings.repeat_penalty}")
-        )
-    if not settings.prior_games > 0:
-        problems.append(("prior_games", f"prior_games must be > 0, got {settings.prior_games}"))
-    finalists = settings.finalists
-    if finalists is not None:
-        if top is None:
-            problems.append(("finalists", "finalists needs top: the final decides the top K"))
-        elif finalists < top or finalists > field_size:
-            problems.append(
-                (
-                    "finalists",
-                    f"finalists must be between top ({top}) and the field ({field_size}), "
-                    f"got {finalists}",
-                )
-            )
-    return problems
 
 
 @dataclass(slots=True)

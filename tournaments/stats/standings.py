@@ -23,9 +23,11 @@ from tournaments.stats.sprt import PairCounts
 from tournaments.store.database import (
     PairGroup,
     ResultGroup,
+    StoredRound,
     count_results,
     count_scheduled,
     count_unscheduled,
+    latest_round,
     pair_results,
     read_containment,
     read_meta,
@@ -187,6 +189,13 @@ class Standings:
     #: earlier runs that it leaves out.
     matches_unscheduled: int = 0
     unscheduled_bots: tuple[str, ...] = ()
+    #: A ladder's last planned round: each bot's status and the certification; None for
+    #: the other formats.
+    ladder: StoredRound | None = None
+
+    def status(self, name: str) -> str | None:
+        """A ladder's bot's place in the race ("contender", "out", "finalist"), else None."""
+        return None if self.ladder is None else self.ladder.status.get(name)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -237,6 +246,7 @@ def build_standings(
     pairs: Iterable[PairGroup] | None = None,
     matches_unscheduled: int = 0,
     unscheduled_bots: Sequence[str] = (),
+    ladder: StoredRound | None = None,
 ) -> Standings:
     """Standings from aggregated results: tallies, Elo with intervals, crosstable;
     ``containment``: why the bots ran unsandboxed, if they did; ``pairs``: the same results
@@ -252,6 +262,17 @@ def build_standings(
         wins,
         anchor=anchor if anchor in records else None,
         pairs=None if pair_groups is None else _pair_results(pair_groups),
+        # A ladder's pairs mostly meet once: its prior is the planner's, games against a
+        # bot of the mean rating, not a virtual draw per pair that met.
+        **(
+            {
+                "virtual_draws": 0.0,
+                "prior_games": ladder.prior_games,
+                "confidence": ladder.confidence,
+            }
+            if ladder is not None
+            else {}
+        ),
     )
 
     def order(record: BotRecord) -> tuple[int, float, float, str]:
@@ -281,6 +302,7 @@ def build_standings(
         pairs=pair_crosstable(pair_groups or ()),
         matches_unscheduled=matches_unscheduled,
         unscheduled_bots=tuple(unscheduled_bots),
+        ladder=ladder,
     )
 
 
@@ -314,4 +336,5 @@ def load_standings(connection: sqlite3.Connection, *, anchor: str | None = None)
             pairs=pairs,
             matches_unscheduled=count_unscheduled(connection),
             unscheduled_bots=unscheduled_bot_names(connection),
+            ladder=latest_round(connection),
         )

@@ -2,7 +2,8 @@
 
 Layout of an output directory::
 
-    results.sqlite          meta, bots, schedule, results, retired (this module's schema)
+    results.sqlite          meta, bots, schedule, results, retired, ladder_rounds (this
+                            module's schema)
     records/match-<id>.jsonl    each finished match in the record format (docs/records.md)
     logs/                   the bots' output, per worker process; the ledgers of their caps
 
@@ -65,7 +66,9 @@ __all__ = [
     "StoredMatch",
     "StoredMeta",
     "StoredOutcome",
+    "StoredRound",
     "add_schedule",
+    "clear_rounds",
     "config_hash",
     "count_results",
     "count_scheduled",
@@ -73,6 +76,7 @@ __all__ = [
     "data_version",
     "ensure_meta",
     "is_stored",
+    "latest_round",
     "lock_output",
     "open_store",
     "pair_results",
@@ -86,8 +90,10 @@ __all__ = [
     "retire_bots",
     "retired_bots",
     "retired_counts",
+    "round_winners",
     "save_bots",
     "save_result",
+    "save_round",
     "set_schedule",
     "snapshot",
     "stored_activity",
@@ -96,6 +102,7 @@ __all__ = [
     "stored_match",
     "stored_matches",
     "stored_outcomes",
+    "stored_rounds",
     "unscheduled_bot_names",
     "write_record",
 ]
@@ -156,6 +163,19 @@ CREATE TABLE IF NOT EXISTS retired (
     name TEXT PRIMARY KEY,
     replaced_by TEXT,
     retired_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ladder_rounds (
+    round INTEGER PRIMARY KEY,
+    bots_json TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    pairs INTEGER NOT NULL,
+    byes_json TEXT NOT NULL,
+    status_json TEXT NOT NULL,
+    certification TEXT NOT NULL,
+    stop INTEGER NOT NULL,
+    prior_games REAL NOT NULL,
+    confidence REAL NOT NULL,
+    planned_at TEXT NOT NULL
 );
 """
 
@@ -1166,3 +1186,119 @@ def _milliseconds(value: object) -> tuple[float | None, float | None] | None:
         else:
             return None
     return times[0], times[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# A ladder's rounds: what each planned (recomputable from the results; kept for the readers)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRound:
+    """What a ladder planned for one round, as its standings show it."""
+
+    round: int
+    #: The field the round was planned for (bots join a league, or a config, on the way).
+    bots: tuple[str, ...]
+    #: "swiss" or "final".
+    phase: str
+    #: Duplicate pairs planned (two matches each).
+    pairs: int
+    #: Bots left out of this round (an odd count of active bots).
+    byes: tuple[str, ...]
+    #: Each bot's place in the race: "contender", "out" or "finalist".
+    status: Mapping[str, str]
+    #: What is certified, or what is still open ("top 3 certified at 95 %").
+    certification: str
+    #: Nothing more to play: the budget is spent or the top is certified.
+    stop: bool
+    #: The ladder's prior (virtual games against a bot of the mean rating) and confidence,
+    #: with which its standings fit the ratings as its planner does.
+    prior_games: float = 2.0
+    confidence: float = 0.95
+
+
+@_store_operation("read a ladder round's results")
+def round_winners(connection: sqlite3.Connection, round_number: int) -> dict[str, str | None]:
+    """``{match_id: winner}`` of the stored matches of round ``round_number`` (None: void),
+    found by the round in their ids (``r0003-...``) through the primary key."""
+    prefix = f"r{round_number:04d}-"
+    cursor = connection.execute(
+        "SELECT match_id, winner FROM results WHERE match_id >= ? AND match_id < ?",
+        (prefix, prefix[:-1] + "."),  # "." follows "-": every id of the round, no other
+    )
+    return dict(cursor.fetchall())
+
+
+@_store_operation("clear the ladder's rounds")
+def clear_rounds(connection: sqlite3.Connection) -> None:
+    """Forget every stored round plan (a run plans them all again from the results)."""
+    with connection:
+        connection.execute("DELETE FROM ladder_rounds")
+
+
+@_store_operation("store a ladder round")
+def save_round(connection: sqlite3.Connection, planned: StoredRound) -> None:
+    """Store (or replace) what round ``planned.round`` planned."""
+    with connection:
+        connection.execute(
+            "INSERT OR REPLACE INTO ladder_rounds (round, bots_json, phase, pairs, byes_json, "
+            "status_json, certification, stop, prior_games, confidence, planned_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                planned.round,
+                json.dumps(list(planned.bots)),
+                planned.phase,
+                planned.pairs,
+                json.dumps(list(planned.byes)),
+                json.dumps(dict(planned.status), sort_keys=True),
+                planned.certification,
+                int(planned.stop),
+                planned.prior_games,
+                planned.confidence,
+                _now(),
+            ),
+        )
+
+
+@_store_operation("read the ladder's rounds")
+def latest_round(connection: sqlite3.Connection) -> StoredRound | None:
+    """The last round a ladder planned; None for a store of another format (or one made
+    before ladders)."""
+    found = _rounds(connection, "ORDER BY round DESC LIMIT 1")
+    return found[0] if found else None
+
+
+@_store_operation("read the ladder's rounds")
+def stored_rounds(connection: sqlite3.Connection) -> list[StoredRound]:
+    """Every round a ladder planned, in order."""
+    return _rounds(connection, "ORDER BY round")
+
+
+def _rounds(connection: sqlite3.Connection, order: str) -> list[StoredRound]:
+    known = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ladder_rounds'"
+    ).fetchone()
+    if known is None:  # a store opened read-only, made before ladders
+        return []
+    cursor = connection.execute(
+        "SELECT round, bots_json, phase, pairs, byes_json, status_json, certification, stop, "
+        f"prior_games, confidence FROM ladder_rounds {order}"
+    )
+    found = []
+    for number, bots, phase, pairs, byes, status, certification, stop, *fit in cursor:
+        prior_games, confidence = fit
+        found.append(
+            StoredRound(
+                number,
+                tuple(json.loads(bots)),
+                phase,
+                pairs,
+                tuple(json.loads(byes)),
+                json.loads(status),
+                certification,
+                bool(stop),
+                prior_games,
+                confidence,
+            )
+        )
+    return found

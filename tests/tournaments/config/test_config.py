@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,24 +13,11 @@ from referee.listeners import RemoteListener, generate_keys
 from referee.rules.options import RulesOptions
 from referee.seeds import derive_seed
 from referee.time_control import TimeControl
-from tournaments.config.tournament import DaskTLS, ExecutorSetup, TournamentSetup, load_config
+from tests.tournaments.config_helpers import errors, load
+from tournaments.config.tournament import DaskTLS, ExecutorSetup, load_config
 from tournaments.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "tournaments" / "examples"
-
-
-def load(tmp_path: Path, text: str) -> TournamentSetup:
-    """Write ``text`` as config.yaml in ``tmp_path`` and load it."""
-    path = tmp_path / "config.yaml"
-    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return load_config(path)
-
-
-def errors(tmp_path: Path, text: str) -> list[str]:
-    """The error lines of a config that must fail, without the directory."""
-    with pytest.raises(ConfigError) as caught:
-        load(tmp_path, text)
-    return [str(issue).removeprefix(f"{tmp_path}/") for issue in caught.value.issues]
 
 
 def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
@@ -166,10 +152,10 @@ def test_errors_name_line_key_and_value(tmp_path: Path) -> None:
         "a non-empty list of strings, got 42",
         "config.yaml:8: bots[2].comand: unknown key; known keys here: name, command, "
         "remote_key, connections, cwd, env, limits, keep_alive, read_only",
-        "config.yaml:9: format: should be 'round_robin' or 'gauntlet', got 'swiss'",
+        "config.yaml:9: format: should be 'round_robin', 'gauntlet' or 'ladder', got 'swiss'",
         "config.yaml:11: time_control.decision_ms: should be a valid integer, got 'fast'",
         "config.yaml:12: colour: unknown key; known keys here: name, bots, format, gauntlet, "
-        "matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
+        "ladder, matches_per_pair, rules, time_control, concurrency, seed, output, anchor, "
         "executor, listen, sandbox, freeze_opponent, submissions",
     ]
 
@@ -487,7 +473,7 @@ def test_remote_bot_problems_are_named(tmp_path: Path, extra: str, expected: lis
         assert part in found[0], found
 
 
-@pytest.mark.parametrize("name", ["demo", "gauntlet", "reference", "cluster"])
+@pytest.mark.parametrize("name", ["demo", "gauntlet", "reference", "cluster", "ladder"])
 def test_examples_load(name: str) -> None:
     setup = load_config(EXAMPLES / f"{name}.yaml")
     assert len(setup.bots) >= 2

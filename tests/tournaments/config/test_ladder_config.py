@@ -1,0 +1,102 @@
+"""The ladder's config: its keys, what it resolves to, and errors that name the line and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.tournaments.config_helpers import errors, load
+from tournaments.stats.ladder import LadderSettings
+
+BOTS = """
+name: l
+bots:
+  - {name: a, command: random}
+  - {name: b, command: random}
+  - {name: c, command: first}
+  - {name: d, command: first}
+"""
+
+
+def test_a_ladder_resolves_to_its_settings(tmp_path: Path) -> None:
+    setup = load(
+        tmp_path,
+        BOTS
+        + """\
+format: ladder
+ladder:
+  top: 2
+  confidence: 0.9
+  rounds: 6
+  max_matches: 40
+  random_share: 0.25
+  repeat_penalty: 10
+  finalists: 3
+  prior_games: 1
+""",
+    )
+    assert setup.format == "ladder"
+    assert setup.ladder == LadderSettings(
+        top=2,
+        confidence=0.9,
+        max_matches=40,
+        rounds=6,
+        random_share=0.25,
+        repeat_penalty=10.0,
+        finalists=3,
+        prior_games=1.0,
+    )
+
+
+def test_a_ladder_without_its_mapping_takes_the_defaults(tmp_path: Path) -> None:
+    setup = load(tmp_path, BOTS + "format: ladder\n")
+    assert setup.ladder == LadderSettings()
+    assert load(tmp_path, BOTS).ladder is None  # a round robin has none
+
+
+def test_ladder_values_and_keys_are_checked_with_their_line(tmp_path: Path) -> None:
+    found = errors(
+        tmp_path,
+        BOTS
+        + """\
+format: ladder
+ladder:
+  top: 0
+  confidence: 1.5
+  rounds: two
+  finalist: 3
+""",
+    )
+    assert found == [
+        "config.yaml:9: ladder.top: should be greater than or equal to 1, got 0",
+        "config.yaml:10: ladder.confidence: should be less than 1, got 1.5",
+        "config.yaml:11: ladder.rounds: should be a valid integer, got 'two'",
+        "config.yaml:12: ladder.finalist: unknown key; known keys here: top, confidence, "
+        "max_matches, rounds, random_share, repeat_penalty, finalists, prior_games",
+    ]
+
+
+def test_a_ladder_mapping_needs_format_ladder(tmp_path: Path) -> None:
+    found = errors(tmp_path, BOTS + "ladder: {top: 2}\n")
+    assert found == ["config.yaml:7: ladder: only used with format: ladder"]
+
+
+def test_matches_per_pair_is_not_for_a_ladder(tmp_path: Path) -> None:
+    found = errors(tmp_path, BOTS + "format: ladder\nmatches_per_pair: 4\n")
+    assert found == [
+        "config.yaml:8: matches_per_pair: not used with format: ladder, whose rounds decide "
+        "who meets how often; give a budget in 'ladder' (max_matches or rounds) instead"
+    ]
+
+
+def test_a_ladder_larger_than_its_field_is_rejected_at_its_key(tmp_path: Path) -> None:
+    found = errors(tmp_path, BOTS + "format: ladder\nladder:\n  top: 5\n  rounds: 3\n")
+    assert len(found) == 1
+    assert found[0].startswith("config.yaml:9: ladder.top: ")
+    assert "5" in found[0]
+    assert "4 bots" in found[0]
+
+
+def test_a_budget_below_one_round_is_rejected_at_its_key(tmp_path: Path) -> None:
+    found = errors(tmp_path, BOTS + "format: ladder\nladder:\n  max_matches: 2\n")
+    assert len(found) == 1
+    assert found[0].startswith("config.yaml:9: ladder.max_matches: ")
