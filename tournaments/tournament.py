@@ -53,9 +53,11 @@ from typing import Any
 
 from referee.bots import BotSpec
 from referee.cgroups import detect_cgroups
+from referee.cpu_clock import ClockUnavailableError, clock_summary, resolve_clock
 from referee.hub import RemoteHub
 from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
+from referee.time_control import Clock
 from tournaments.config import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.forfeits import BotForfeits, ForfeitTally
@@ -553,6 +555,16 @@ def tournament_sandbox(setup: TournamentSetup) -> SandboxPlan:
         raise TournamentError(f"{error}; nothing was played") from None
 
 
+def tournament_clock(setup: TournamentSetup) -> tuple[Clock, str | None]:
+    """The clock of this tournament's started bots on this machine, and a warning if the
+    default CPU clock falls back to wall time. Raises :class:`TournamentError` when the
+    config requires ``clock: cpu`` and the machine cannot keep it."""
+    try:
+        return resolve_clock(setup.time_control, detect_cgroups())
+    except ClockUnavailableError as error:
+        raise TournamentError(f"{error}; nothing was played") from None
+
+
 def shared_folders(bots: Sequence[BotSpec]) -> list[str]:
     """Pairs of started bots where one's own folder holds the other's files: a sandbox shows
     a bot its folder, so the first can read the second (its code, its data). Bots of the
@@ -603,6 +615,7 @@ def run_tournament(
     setup = enter_submissions(setup)  # a league's: its submitted bots' latest versions
     _check_remote_bots(setup)
     sandbox = tournament_sandbox(setup)
+    clock, clock_warning = tournament_clock(setup)
     stop = stop or StopRequest()
     output = setup.output
     with lock_output(output):
@@ -633,6 +646,9 @@ def run_tournament(
             record_containment(connection, sandbox.enabled, sandbox.summary)
             cgroups = detect_cgroups()
             display.note(f"Bot limits on this machine: {cgroups.describe()}")
+            display.note(f"Bot clock: {clock_summary(clock, setup.time_control)}")
+            if clock_warning is not None:
+                (warn or display.note)(f"WARNING: {clock_warning}")
             missing = [name for name in ("memory", "pids") if not cgroups.has(name)]
             if missing:
                 (warn or display.note)(

@@ -1,0 +1,242 @@
+"""The CPU clock against real bots in real cgroups: ``tests/bots/clockwork.py`` spends its
+decisions in one way each (spinning, sleeping, thinking in a forked helper, spinning between
+its turns) and says how much CPU it used; the tests compare that with what the referee
+charged and how it ended the bot."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from referee.bots import BotSpec
+from referee.cgroups import CgroupSupport, detect_cgroups
+from referee.cpu_clock import ClockUnavailableError, resolve_clock
+from referee.faults import Fault, FaultKind
+from referee.rules.options import RulesOptions
+from referee.runner import MatchReport, MatchRunner
+from referee.sandbox import bubblewrap_problem, plan_sandbox
+from referee.time_control import Clock, TimeControl
+
+CLOCKWORK = Path(__file__).resolve().parents[1] / "bots" / "clockwork.py"
+#: Short matches: a few games are decisions enough, and the machine may be busy.
+SHORT = RulesOptions(target_score=5)
+
+needs_cpu_clock = pytest.mark.skipif(
+    detect_cgroups().cpu_clock_problem() is not None and not os.environ.get("CI"),
+    reason=f"no CPU clock here: {detect_cgroups().cpu_clock_problem()}",
+)
+pytestmark = needs_cpu_clock
+
+
+def clockwork(name: str, *mode: str) -> BotSpec:
+    """The clockwork bot in ``mode``."""
+    return BotSpec(name, (sys.executable, str(CLOCKWORK), *mode))
+
+
+def play(
+    tmp_path: Path, bots: tuple[BotSpec, BotSpec], control: TimeControl, *, sandboxed: bool = False
+) -> MatchReport:
+    """One match on the CPU clock (unless ``control`` says otherwise), logs in tmp_path."""
+    with MatchRunner(
+        options=SHORT,
+        time_control=control,
+        log_dir=tmp_path / "logs",
+        sandbox=plan_sandbox("required" if sandboxed else "off"),
+    ) as runner:
+        return runner.play(list(bots), seed=7)
+
+
+def charges_of(report: MatchReport, seat: int) -> list[tuple[float, float]]:
+    """The (CPU ms, stall ms) charged for each decision of ``seat``, in order."""
+    found = []
+    for game, charges in zip(report.games, report.charges, strict=True):
+        for turn, charge in zip(game.history, charges, strict=True):
+            if int(turn.seat) == seat:
+                assert charge is not None, "a decision off the CPU clock"
+                found.append(charge)
+    return found
+
+
+def own_counts(log: Path) -> list[dict[str, float]]:
+    """What the clockwork bot said of each decision: its CPU ms and its total so far."""
+    counts = []
+    for line in log.read_text().splitlines():
+        if line.startswith("CLOCKWORK "):
+            fields = dict(part.split("=", 1) for part in line.split()[1:])
+            counts.append({key: float(value) for key, value in fields.items()})
+    return counts
+
+
+def timed_out(tmp_path: Path, bot: BotSpec, control: TimeControl) -> tuple[Fault, float]:
+    """``bot`` against a steady one: its timeout fault, and how long the match took (s)."""
+    started = time.monotonic()
+    report = play(tmp_path, (bot, clockwork("steady", "spin", "0.1")), control)
+    fault = report.forfeit_fault
+    assert fault is not None
+    assert (fault.kind, fault.bot) == (FaultKind.TIMEOUT, bot.name)
+    return fault, time.monotonic() - started
+
+
+def test_a_spinner_over_its_cpu_budget_is_stopped_on_time_with_a_cpu_fault(
+    tmp_path: Path,
+) -> None:
+    control = TimeControl(decision_ms=100, warmup_ms=2000, clock=Clock.CPU)
+    spinner = clockwork("spinner", "spin", "30")  # 3 s of CPU for a 100 ms decision
+    fault, took = timed_out(tmp_path, spinner, control)
+    assert "of CPU time, over its allowance of" in fault.detail
+    # Stopped while it spun: long before its 3 s, a little over its allowance at most.
+    charged = float(fault.detail.split("used ", 1)[1].split(" ms", 1)[0])
+    first = 100 + 2000  # its first decision had the warm-up too
+    assert charged < (first if fault.decision == 1 else 100) + 60, fault.detail
+    assert took < 30
+
+
+def test_a_sleeper_is_stopped_by_the_wall_clock_backstop(tmp_path: Path) -> None:
+    control = TimeControl(decision_ms=100, warmup_ms=3000, clock=Clock.CPU, backstop=3.0)
+    sleeper = clockwork("sleeper", "sleep", "2")  # its first decision (with warm-up) passes
+    fault, took = timed_out(tmp_path, sleeper, control)
+    assert "no answer within the wall-clock backstop" in fault.detail
+    assert fault.decision is not None
+    assert fault.decision > 1
+    assert "3x its CPU allowance of 100 ms" in fault.detail
+    assert "(sleeping, blocked or waiting?)" in fault.detail
+    waited = float(fault.detail.split("backstop: ", 1)[1].split(" ms", 1)[0])
+    assert 300 <= waited < 2000, fault.detail  # not its 2 s sleep
+    assert took < 60
+
+
+@pytest.mark.parametrize(
+    "sandboxed",
+    [
+        pytest.param(
+            True,
+            id="sandboxed",
+            marks=pytest.mark.skipif(
+                bubblewrap_problem() is not None and not os.environ.get("CI"),
+                reason=f"no bubblewrap: {bubblewrap_problem()}",
+            ),
+        ),
+        pytest.param(False, id="bare"),
+    ],
+)
+def test_a_bot_that_forks_a_helper_to_think_is_charged_for_the_helper(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    control = TimeControl(decision_ms=400, warmup_ms=3000, clock=Clock.CPU)
+    thinker = clockwork("thinker", "fork-think", "40", "2")  # two helpers, 40 ms each
+    report = play(
+        tmp_path, (thinker, clockwork("steady", "spin", "0.05")), control, sandboxed=sandboxed
+    )
+    assert report.faults == [], report.faults
+    charges = [cpu for cpu, _ in charges_of(report, 0)]
+    counts = own_counts(tmp_path / "logs" / "thinker.log")
+    assert len(charges) == len(counts) > 5
+    for charged, count in zip(charges, counts, strict=True):
+        assert count["cpu_ms"] >= 79, count  # what its helpers used, by its own count
+        # Charged all of it, and no more than its own bookkeeping besides.
+        assert count["cpu_ms"] - 1 <= charged <= count["cpu_ms"] + 15, (charged, count)
+
+
+def test_a_bot_that_spins_between_its_turns_is_frozen_and_not_charged_for_it(
+    tmp_path: Path,
+) -> None:
+    control = TimeControl(decision_ms=500, warmup_ms=3000, clock=Clock.CPU)
+    # The opponent thinks 50 ms a decision: time the spinner would spin, were it not frozen.
+    spinner = clockwork("spinner", "spin-between")
+    report = play(tmp_path, (spinner, clockwork("thinker", "spin", "0.1")), control)
+    assert report.faults == [], report.faults
+    charges = [cpu for cpu, _ in charges_of(report, 0)]
+    counts = own_counts(tmp_path / "logs" / "spinner.log")
+    assert len(charges) == len(counts) > 5
+    # Every CPU ms it used from its first decision to its last was charged to a decision:
+    # between its turns it did not run at all.
+    used = counts[-1]["total_ms"] - counts[0]["total_ms"]
+    assert used <= sum(charges) + 5, (used, sum(charges))
+    assert sum(charges) < 0.6 * used + 5 * len(charges)  # and it was charged its own only
+    opponent = sum(cpu for cpu, _ in charges_of(report, 1))
+    assert opponent >= 0.9 * 50 * len(charges_of(report, 1))
+
+
+def test_charges_follow_the_bots_own_cpu_time_and_are_recorded(tmp_path: Path) -> None:
+    control = TimeControl(decision_ms=100, warmup_ms=3000, clock=Clock.CPU)
+    report = play(tmp_path, (clockwork("a", "spin", "0.5"), clockwork("b", "spin", "0.2")), control)
+    assert report.faults == [], report.faults
+    for seat, name, share in ((0, "a", 0.5), (1, "b", 0.2)):
+        counts = own_counts(tmp_path / "logs" / f"{name}.log")
+        charges = charges_of(report, seat)
+        assert len(charges) == len(counts)
+        for (charged, _), count in zip(charges, counts, strict=True):
+            assert count["cpu_ms"] >= 100 * share
+            assert count["cpu_ms"] - 1 <= charged <= count["cpu_ms"] + 10, (charged, count)
+    lines = report.record_lines()
+    actions = [action for line in lines if line["type"] == "game" for action in line["actions"]]
+    assert all("cpu_ms" in action and "ms" in action for action in actions)
+
+
+def test_the_wall_clock_is_kept_when_asked_for(tmp_path: Path) -> None:
+    control = TimeControl(decision_ms=3000, warmup_ms=3000, clock=Clock.WALL)
+    report = play(tmp_path, (clockwork("a", "spin", "0.1"), clockwork("b", "spin", "0.1")), control)
+    assert report.faults == []
+    assert all(charge is None for charges in report.charges for charge in charges)
+
+
+def test_without_cgroup_cpu_accounting_the_default_falls_back_to_wall_and_cpu_refuses() -> None:
+    bare = CgroupSupport()
+    clock, warning = resolve_clock(TimeControl(), bare)
+    assert clock is Clock.WALL
+    assert warning is not None
+    assert "CPU accounting" in warning
+    with pytest.raises(ClockUnavailableError, match=r"clock is cpu.*CPU accounting.*freezer"):
+        resolve_clock(TimeControl(clock=Clock.CPU), bare)
+    assert resolve_clock(TimeControl(clock=Clock.WALL), bare) == (Clock.WALL, None)
+
+
+_NO_CGROUPS_MATCH = """
+import sys
+from referee.bots import BotSpec
+from referee.cpu_clock import ClockUnavailableError
+from referee.runner import MatchRunner
+from referee.time_control import Clock, TimeControl
+from referee.rules.options import RulesOptions
+bot = BotSpec("a", (sys.executable, sys.argv[1], "spin", "0.01"))
+short = RulesOptions(target_score=5)
+try:
+    MatchRunner(time_control=TimeControl(clock=Clock.CPU))
+except ClockUnavailableError as error:
+    print("REFUSED", error)
+with MatchRunner(options=short, time_control=TimeControl(decision_ms=3000)) as runner:
+    print("WARNING", runner.clock, runner.clock_warning)
+    report = runner.play([bot, bot], seed=3)
+    print("PLAYED", report.faults, {c for cs in report.charges for c in cs})
+"""
+
+
+def test_a_referee_without_cgroups_plays_on_the_wall_clock_and_refuses_a_required_cpu() -> None:
+    environment = dict(os.environ, AEGIS_CGROUPS="off")
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_CGROUPS_MATCH, str(CLOCKWORK)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("REFUSED time_control.clock is cpu, but this machine has no")
+    assert lines[1].startswith("WARNING wall the CPU clock is not available (no writable")
+    assert lines[2] == "PLAYED [] {None}"
+
+
+def test_a_time_control_checks_its_clock() -> None:
+    with pytest.raises(ValueError, match="invalid time control"):
+        TimeControl(backstop=0.5)
+    with pytest.raises(ValueError, match="invalid time control"):
+        TimeControl(clock="cpu")  # type: ignore[arg-type]
+    assert replace(TimeControl(), clock=Clock.CPU).clock is Clock.CPU

@@ -1,0 +1,75 @@
+"""The ``time_control`` clock of a config: how it is read, and a tournament that cannot keep
+the clock it requires refusing to start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from referee.time_control import Clock, TimeControl
+from tests.tournaments.helpers import AEGIS_REF, write_config
+from tournaments.config import load_config
+from tournaments.errors import ConfigError
+
+
+def load(tmp_path: Path, clock: str) -> TimeControl:
+    """The time control of a config whose ``time_control`` is ``clock``."""
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            name: clocked
+            bots: [{{name: a, command: random}}, {{name: b, command: random}}]
+            time_control: {clock}
+            """
+        ),
+        encoding="utf-8",
+    )
+    return load_config(path).time_control
+
+
+def test_the_clock_is_cpu_where_possible_by_default_and_can_be_required_or_wall(
+    tmp_path: Path,
+) -> None:
+    assert load(tmp_path, "{decision_ms: 50}") == TimeControl(50)
+    assert load(tmp_path, "{clock: cpu, backstop: 5}") == TimeControl(clock=Clock.CPU, backstop=5)
+    assert load(tmp_path, "{clock: wall}").clock is Clock.WALL
+
+
+def test_a_bad_clock_names_the_line_key_and_value(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, "{clock: sundial, backstop: 0.5}")
+    found = [str(issue).removeprefix(f"{tmp_path}/") for issue in caught.value.issues]
+    assert found == [
+        "config.yaml:4: time_control.clock: should be 'cpu' or 'wall', got 'sundial'",
+        "config.yaml:4: time_control.backstop: should be greater than or equal to 1, got 0.5",
+    ]
+
+
+def test_a_required_cpu_clock_without_cgroups_refuses_to_start_naming_what_is_missing(
+    tmp_path: Path,
+) -> None:
+    config, _ = write_config(
+        tmp_path, ["alpha", "beta"], time_control={"decision_ms": 500, "clock": "cpu"}
+    )
+    done = subprocess.run(
+        [str(AEGIS_REF), "tournament", str(config), "--output", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200", "AEGIS_CGROUPS": "off"},
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "time_control.clock is cpu, but this machine has no writable cgroup with" in (
+        " ".join(done.stderr.split())
+    )
+    assert "CPU accounting" in done.stderr
+    assert "nothing was played" in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out" / "results.sqlite").exists()
