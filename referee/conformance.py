@@ -475,8 +475,10 @@ class _Checker:
         match_seed = derive_seed(self.settings.seed, "check-bot", match_id)
         seed = builders.bot_seed_for(self.connected().protocol, match_seed, seat)
         control = self.clock.to_json()
+        # check-bot times a bot by the wall clock (its report says what the CPU clock adds).
+        clock = builders.clock_for(self.connected().protocol, "wall")
         message = {
-            **builders.match_start(match_id, seat, OPPONENT_NAME, options, control, seed),
+            **builders.match_start(match_id, seat, OPPONENT_NAME, options, control, seed, clock),
             **(extra or {}),
         }
         outcome = self.server.request(

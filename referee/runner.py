@@ -344,8 +344,9 @@ class BotPlayer:
     def start(self, match: MatchState, seat: Seat) -> Fault | None:
         """Send ``match_start`` and wait for ``ready`` (within the warm-up allowance)."""
         seed = builders.bot_seed_for(self.session.protocol, self.match_seed, seat)
+        clock = builders.clock_for(self.session.protocol, self.clock.value)
         message = builders.match_start(
-            self.match_id, seat, self.opponent, match.options, self.control.to_json(), seed
+            self.match_id, seat, self.opponent, match.options, self.control.to_json(), seed, clock
         )
         outcome = self.server.request(self.session, message, "ready", self.control.warmup_ms / 1000)
         return self._blame(outcome, None, None) if isinstance(outcome, Fault) else None

@@ -7,9 +7,11 @@ in one way (``clockwork.py MODE [ARGUMENT]``):
   much CPU at once, and waits for them (the bot itself does nothing meanwhile);
 - ``spin-between``: answers at once, and spins in a background thread between its turns.
 
-Every decision it writes one line on stderr, ``CLOCKWORK decision=N cpu_ms=X total_ms=Y``:
-the CPU time its process and its waited-for children used on that decision (what a test or
-a benchmark compares the referee's charge with), and in all so far.
+At each match start it writes ``CLOCKWORK clock=C`` on stderr: the clock ``match_start``
+named (protocol 1.2). Every decision it writes one line on stderr,
+``CLOCKWORK decision=N cpu_ms=X total_ms=Y``: the CPU time its process and its waited-for
+children used on that decision (what a test or a benchmark compares the referee's charge
+with), and in all so far.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from protocol.sdk import Action, Bot, Decision, run
+from protocol.sdk import Action, Bot, Decision, MatchInfo, run
 
 
 def spin_cpu(seconds: float) -> None:
@@ -53,6 +55,9 @@ class Clockwork(Bot):
     def _spin_forever() -> None:
         while True:
             spin_cpu(0.01)
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        print(f"CLOCKWORK clock={match.time_control.clock}", file=sys.stderr, flush=True)
 
     def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
         before = used_cpu()

@@ -63,11 +63,20 @@ def charges_of(report: MatchReport, seat: int) -> list[tuple[float, float]]:
     return found
 
 
+def told_clocks(log: Path) -> list[str]:
+    """The clock each ``match_start`` named, as the clockwork bot read it (SDK, 1.2)."""
+    return [
+        line.split("=", 1)[1]
+        for line in log.read_text().splitlines()
+        if line.startswith("CLOCKWORK clock=")
+    ]
+
+
 def own_counts(log: Path) -> list[dict[str, float]]:
     """What the clockwork bot said of each decision: its CPU ms and its total so far."""
     counts = []
     for line in log.read_text().splitlines():
-        if line.startswith("CLOCKWORK "):
+        if line.startswith("CLOCKWORK decision="):
             fields = dict(part.split("=", 1) for part in line.split()[1:])
             counts.append({key: float(value) for key, value in fields.items()})
     return counts
@@ -177,13 +186,16 @@ def test_charges_follow_the_bots_own_cpu_time_and_are_recorded(tmp_path: Path) -
     lines = report.record_lines()
     actions = [action for line in lines if line["type"] == "game" for action in line["actions"]]
     assert all("cpu_ms" in action and "ms" in action for action in actions)
+    assert told_clocks(tmp_path / "logs" / "a.log") == ["cpu"]
 
 
 def test_the_wall_clock_is_kept_when_asked_for(tmp_path: Path) -> None:
     control = TimeControl(decision_ms=3000, warmup_ms=3000, clock=Clock.WALL)
-    report = play(tmp_path, (clockwork("a", "spin", "0.1"), clockwork("b", "spin", "0.1")), control)
+    bots = (clockwork("a", "spin", "0.01"), clockwork("b", "spin", "0.01"))
+    report = play(tmp_path, bots, control)
     assert report.faults == []
     assert all(charge is None for charges in report.charges for charge in charges)
+    assert told_clocks(tmp_path / "logs" / "b.log") == ["wall"]
 
 
 def test_without_cgroup_cpu_accounting_the_default_falls_back_to_wall_and_cpu_refuses() -> None:
