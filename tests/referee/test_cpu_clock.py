@@ -5,10 +5,13 @@ charged and how it ended the bot."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -252,3 +255,48 @@ def test_a_time_control_checks_its_clock() -> None:
     with pytest.raises(ValueError, match="invalid time control"):
         TimeControl(clock="cpu")  # type: ignore[arg-type]
     assert replace(TimeControl(), clock=Clock.CPU).clock is Clock.CPU
+
+
+@contextlib.contextmanager
+def cpu_burners(count: int) -> Iterator[None]:
+    """``count`` busy loops for as long as the block runs."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+        for loop in loops:
+            loop.wait()
+
+
+def outcome(report: MatchReport) -> tuple[object, ...]:
+    """What a match decided: every game's actions and the result, and its faults."""
+    assert report.match is not None
+    return (
+        [game.history for game in report.games],
+        report.match.result,
+        report.faults,
+    )
+
+
+def test_the_same_matches_idle_and_under_a_cpu_burner_end_the_same(tmp_path: Path) -> None:
+    """Two bots that spend 60 % of their CPU budget: under twice as many busy loops as CPUs
+    their decisions take longer in wall time and the machine's stalls are recorded; yet
+    nothing is charged for the load, no decision times out, and the matches end as they
+    did idle."""
+    control = TimeControl(decision_ms=60, warmup_ms=5000, clock=Clock.CPU)
+    bots = (clockwork("a", "spin", "0.6"), clockwork("b", "spin", "0.6"))
+    idle = play(tmp_path / "idle", bots, control)
+    with cpu_burners(2 * len(os.sched_getaffinity(0))):
+        loaded = play(tmp_path / "loaded", bots, control)
+    assert outcome(idle) == outcome(loaded)
+    assert idle.faults == []
+    charged = {name: [cpu for cpu, _ in charges_of(loaded, seat)] for seat, name in enumerate("ab")}
+    assert all(36 <= cpu < 45 for cpus in charged.values() for cpu in cpus), charged
+    stalls = [stall for seat in (0, 1) for _, stall in charges_of(loaded, seat)]
+    assert max(stalls) > 0  # the burners kept the bots waiting for a CPU, and it shows
+    walls = [ms for timings in loaded.timings for ms in timings]
+    assert statistics.median(walls) > statistics.median(
+        cpu for cpus in charged.values() for cpu in cpus
+    )
