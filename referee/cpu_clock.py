@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from referee.cgroups import BotCgroup, CgroupSupport, system_cpu_stall_us
@@ -60,14 +61,15 @@ def resolve_clock(control: TimeControl, support: CgroupSupport) -> tuple[Clock, 
     return Clock.WALL, f"the CPU clock is not available ({problem}): bots are charged wall time"
 
 
-def clock_summary(clock: Clock, control: TimeControl) -> str:
-    """One line for the start of a run: which clock the bots have."""
+def clock_summary(clock: Clock, control: TimeControl, remote: Sequence[str] = ()) -> str:
+    """One line for the start of a run: which clock the bots have (``remote``: the names of
+    the remote bots, always on the wall clock)."""
+    remote_part = f"; wall for the remote bots ({', '.join(remote)})" if remote else ""
     if clock is Clock.WALL:
-        return "clock: wall (every bot is charged the wall time of its decisions)"
+        return "wall for every bot (charged the wall time of each decision)"
     return (
-        "clock: cpu (started bots are charged the CPU time of their cgroup, every process and "
-        f"thread; wall-clock backstop {control.backstop:g}x the allowance); "
-        "remote bots: wall"
+        "cpu for every started bot (charged the CPU time of all its processes and threads, "
+        f"wall-clock backstop {control.backstop:g}x the allowance){remote_part}"
     )
 
 

@@ -646,7 +646,8 @@ def run_tournament(
             record_containment(connection, sandbox.enabled, sandbox.summary)
             cgroups = detect_cgroups()
             display.note(f"Bot limits on this machine: {cgroups.describe()}")
-            display.note(f"Bot clock: {clock_summary(clock, setup.time_control)}")
+            remote_bots = [bot.name for bot in setup.bots if bot.is_remote]
+            display.note(f"Bot clock: {clock_summary(clock, setup.time_control, remote_bots)}")
             if clock_warning is not None:
                 (warn or display.note)(f"WARNING: {clock_warning}")
             missing = [name for name in ("memory", "pids") if not cgroups.has(name)]

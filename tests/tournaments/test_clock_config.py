@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.cgroups import detect_cgroups
 from referee.time_control import Clock, TimeControl
 from tests.tournaments.helpers import AEGIS_REF, write_config
 from tournaments.config import load_config
@@ -30,6 +31,21 @@ def load(tmp_path: Path, clock: str) -> TimeControl:
         encoding="utf-8",
     )
     return load_config(path).time_control
+
+
+def run_tournament(
+    tmp_path: Path, config: Path, environment: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``aegis-ref tournament`` on ``config``, output in tmp_path/out, with ``environment``."""
+    return subprocess.run(
+        [str(AEGIS_REF), "tournament", str(config), "--output", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "200", **environment},
+        check=False,
+    )
 
 
 def test_the_clock_is_cpu_where_possible_by_default_and_can_be_required_or_wall(
@@ -56,15 +72,7 @@ def test_a_required_cpu_clock_without_cgroups_refuses_to_start_naming_what_is_mi
     config, _ = write_config(
         tmp_path, ["alpha", "beta"], time_control={"decision_ms": 500, "clock": "cpu"}
     )
-    done = subprocess.run(
-        [str(AEGIS_REF), "tournament", str(config), "--output", str(tmp_path / "out")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200", "AEGIS_CGROUPS": "off"},
-        check=False,
-    )
+    done = run_tournament(tmp_path, config, {"AEGIS_CGROUPS": "off"})
     assert done.returncode == 2, done.stderr
     assert "time_control.clock is cpu, but this machine has no writable cgroup with" in (
         " ".join(done.stderr.split())
@@ -73,3 +81,17 @@ def test_a_required_cpu_clock_without_cgroups_refuses_to_start_naming_what_is_mi
     assert "nothing was played" in " ".join(done.stderr.split())
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out" / "results.sqlite").exists()
+
+
+@pytest.mark.parametrize("cgroups", ["on", "off"])
+def test_a_run_says_which_clock_its_bots_have(tmp_path: Path, cgroups: str) -> None:
+    config, _ = write_config(tmp_path, ["alpha", "beta"], matches_per_pair=2)
+    done = run_tournament(tmp_path, config, {"AEGIS_CGROUPS": "off"} if cgroups == "off" else {})
+    assert done.returncode == 0, done.stderr
+    said = " ".join((done.stdout + done.stderr).split())
+    if cgroups == "on" and detect_cgroups().cpu_clock_problem() is None:
+        assert "Bot clock: cpu for every started bot (charged the CPU time of all" in said
+        assert "WARNING: the CPU clock is not available" not in said
+    else:
+        assert "Bot clock: wall for every bot" in said
+        assert "WARNING: the CPU clock is not available" in said
