@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from referee import conformance
 from referee.bots import BotSpec
 from referee.cgroups import CgroupSupport, detect_cgroups
+from referee.conformance import CheckSettings, check_bot
 from referee.cpu_clock import ClockUnavailableError, resolve_clock
 from referee.faults import Fault, FaultKind
 from referee.rules.options import RulesOptions
@@ -300,3 +302,27 @@ def test_the_same_matches_idle_and_under_a_cpu_burner_end_the_same(tmp_path: Pat
     assert statistics.median(walls) > statistics.median(
         cpu for cpus in charged.values() for cpu in cpus
     )
+
+
+def test_check_bot_reports_the_cpu_time_of_all_its_threads_and_processes() -> None:
+    settings = CheckSettings(decision_ms=1000, warmup_ms=5000, heartbeat_ms=1000, matches=1)
+    # Two helper processes thinking 20 ms each at once: twice its answer time in CPU.
+    report = check_bot(clockwork("thinker", "fork-think", "20", "2"), settings)
+    line = next(item.line() for item in report.items if item.name == "several_matches")
+    assert line.startswith("PASS several_matches"), line
+    assert "ms in all its processes and threads" in line, line
+    per_decision = float(line.split(" ms a decision", 1)[0].rsplit("(", 1)[1])
+    assert per_decision >= 40, line  # its helpers' CPU time counted, not its own alone
+    # (Whether it says "busy at once" depends on the helpers getting a CPU each at once,
+    # which a busy machine does not promise.)
+    single = check_bot(clockwork("spinner", "spin", "0.02"), settings)
+    line = next(item.line() for item in single.items if item.name == "several_matches")
+    assert "ms in all its processes and threads" in line, line
+    assert "busy at once" not in line, line
+
+
+def test_check_bots_cpu_note_says_when_several_cpus_were_busy_at_once() -> None:
+    note = conformance._cpu_note(cpu_ms=80.0, thinking_ms=40.0, decisions=2)
+    assert "CPU time 80 ms in all its processes and threads (40.0 ms a decision" in note
+    assert "it used 2.0 times its answer time in CPU: several threads" in note
+    assert "busy at once" not in conformance._cpu_note(40.0, 40.0, 2)
