@@ -4,6 +4,7 @@ the clock it requires refusing to start."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -89,9 +90,27 @@ def test_a_run_says_which_clock_its_bots_have(tmp_path: Path, cgroups: str) -> N
     done = run_tournament(tmp_path, config, {"AEGIS_CGROUPS": "off"} if cgroups == "off" else {})
     assert done.returncode == 0, done.stderr
     said = " ".join((done.stdout + done.stderr).split())
-    if cgroups == "on" and detect_cgroups().cpu_clock_problem() is None:
+    cpu_clock = cgroups == "on" and detect_cgroups().cpu_clock_problem() is None
+    if cpu_clock:
         assert "Bot clock: cpu for every started bot (charged the CPU time of all" in said
         assert "WARNING: the CPU clock is not available" not in said
     else:
         assert "Bot clock: wall for every bot" in said
         assert "WARNING: the CPU clock is not available" in said
+    # The standings show each bot's wall time per decision, and its CPU charge on the CPU
+    # clock (median, p95), and the largest charge over decision_ms.
+    shown = subprocess.run(
+        [str(AEGIS_REF), "standings", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+        check=True,
+    ).stdout
+    assert "Time per decision (ms): wall, and the CPU time charged on the CPU clock" in shown
+    for name in ("alpha", "beta"):
+        rows = [line.split() for line in shown.splitlines()]
+        row = next(cells for cells in rows if len(cells) == 7 and cells[0] == name)
+        assert re.fullmatch(r"\d+\.\d", row[2]), row  # wall median
+        assert re.fullmatch(r"\d+\.\d" if cpu_clock else "-", row[4]), row  # CPU median
+        assert re.fullmatch(r"\d+%", row[6]), row

@@ -27,11 +27,13 @@ from tournaments.render import (
     LiveDisplay,
     QuietDisplay,
     TournamentDisplay,
+    decision_times_table,
     render_standings,
 )
 from tournaments.report import REPORT_NAME, write_report
+from tournaments.report_data import fault_summary
 from tournaments.standings import load_standings
-from tournaments.store import open_store
+from tournaments.store import open_store, read_meta
 from tournaments.tournament import RunSummary, StopRequest, handle_stop_signals, run_tournament
 
 __all__ = [
@@ -279,6 +281,10 @@ def standings(
         return
     try:
         table = load_standings(connection, anchor=anchor)
+        names = [row.name for row in table.rows]
+        # The table form also shows each bot's time per decision (a pass over every match).
+        times = fault_summary(connection, names) if format is StandingsFormat.TABLE else None
+        meta = read_meta(connection)
     except TournamentError as error:
         raise _fail(str(error)) from None
     finally:
@@ -287,6 +293,13 @@ def standings(
         known = ", ".join(row.name for row in table.rows)
         raise _fail(f"--anchor: unknown bot {anchor!r}; bots: {known}")
     render_standings(table, format.value, _console())
+    if times is not None:
+        decision_ms = None if meta is None else meta.time_control.get("decision_ms")
+        _console().print(
+            decision_times_table(
+                times.bots, names, decision_ms if isinstance(decision_ms, int) else None
+            )
+        )
 
 
 def _print_history(connection: sqlite3.Connection, name: str, format: StandingsFormat) -> None:
