@@ -34,18 +34,27 @@ def load(tmp_path: Path, clock: str) -> TimeControl:
     return load_config(path).time_control
 
 
-def run_tournament(
-    tmp_path: Path, config: Path, environment: dict[str, str]
+def run_aegis_ref(
+    tmp_path: Path, arguments: list[str], environment: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    """``aegis-ref tournament`` on ``config``, output in tmp_path/out, with ``environment``."""
+    """``aegis-ref ARGUMENTS`` in tmp_path, with ``environment`` added."""
     return subprocess.run(
-        [str(AEGIS_REF), "tournament", str(config), "--output", str(tmp_path / "out")],
+        [str(AEGIS_REF), *arguments],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=300,
         env={**os.environ, "COLUMNS": "200", **environment},
         check=False,
+    )
+
+
+def run_tournament(
+    tmp_path: Path, config: Path, environment: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``aegis-ref tournament`` on ``config``, output in tmp_path/out, with ``environment``."""
+    return run_aegis_ref(
+        tmp_path, ["tournament", str(config), "--output", str(tmp_path / "out")], environment
     )
 
 
@@ -114,3 +123,20 @@ def test_a_run_says_which_clock_its_bots_have(tmp_path: Path, cgroups: str) -> N
         assert re.fullmatch(r"\d+\.\d", row[2]), row  # wall median
         assert re.fullmatch(r"\d+\.\d" if cpu_clock else "-", row[4]), row  # CPU median
         assert re.fullmatch(r"\d+%", row[6]), row
+
+
+def test_match_takes_a_clock_flag_and_refuses_a_cpu_clock_it_cannot_keep(tmp_path: Path) -> None:
+    def match(clock: str, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        arguments = ["match", "random", "first", "--matches", "2", "--clock", clock]
+        return run_aegis_ref(tmp_path, arguments, environment)
+
+    refused = match("cpu", {"AEGIS_CGROUPS": "off"})
+    assert refused.returncode == 2, refused.stderr
+    assert "error: time_control.clock is cpu, but this machine has no writable cgroup" in (
+        " ".join(refused.stderr.split())
+    )
+    assert "Traceback" not in refused.stderr
+    played = match("wall", {})
+    assert played.returncode == 0, played.stderr
+    defaulted = match("cpu", {}) if detect_cgroups().cpu_clock_problem() is None else played
+    assert defaulted.returncode == 0, defaulted.stderr

@@ -33,6 +33,7 @@ from tournaments.cli.options import (
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,
     BankMsOption,
+    ClockOption,
     ConcurrencyOption,
     DecisionMsOption,
     RecordOption,
@@ -41,6 +42,7 @@ from tournaments.cli.options import (
     SeedOption,
     WarmupMsOption,
     sandbox_from_flag,
+    time_control_from_flags,
     with_rules_flags,
 )
 from tournaments.errors import TournamentError
@@ -163,6 +165,7 @@ def sprt(
     warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
     rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
+    clock: ClockOption = None,
 ) -> None:
     """Is NEW better than OLD? Play duplicate pairs of matches until the SPRT decides.
 
@@ -188,7 +191,10 @@ def sprt(
         f"H1 elo {elo1:+g}, alpha {alpha:g}, beta {beta:g}; LLR bounds "
         f"[{lower:+.2f}, {upper:+.2f}]{_MOVING[bounds]}; seed {seed}"
     )
-    control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
+    control = time_control_from_flags(
+        TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms, clock=clock),
+        exit_code=EXIT_ERROR,
+    )
     duel = Duel((spec_new, spec_old), seed, options, control, sandbox=plan, concurrency=concurrency)
     lines: list[str] | None = None if record is None else []  # kept only when asked for
     display = _Display(console)
