@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.bundled import resolve_bot
+from referee.cgroups import detect_cgroups
 from referee.faults import explain_fault
 from referee.preflight import preflight_bots
 from referee.rules.actions import PASS, STOP, Bid, Exchange, play
@@ -30,7 +31,7 @@ from referee.rules.game import (
 from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner
 from referee.sandbox import bubblewrap_problem, plan_sandbox
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 from sample_bots.greedy.bot import (
     ALL_CARDS,
     GreedyPlayer,
@@ -88,22 +89,32 @@ def test_each_bundled_python_bot_starts_in_its_sandbox(name: str) -> None:
     assert result.said == name
 
 
-def test_strong_keeps_a_100_ms_deadline(tmp_path: Path) -> None:
+@pytest.mark.parametrize("clock", [Clock.WALL, Clock.CPU])
+def test_strong_keeps_a_100_ms_deadline(tmp_path: Path, clock: Clock) -> None:
+    """On the wall clock its answers come within 100 ms; on the CPU clock (where the
+    machine keeps it) the CPU time charged for them stays within 100 ms."""
+    if clock is Clock.CPU and detect_cgroups().cpu_clock_problem() is not None:
+        pytest.skip(f"no CPU clock here: {detect_cgroups().cpu_clock_problem()}")
     specs = [resolve_bot("strong"), resolve_bot("greedy")]
-    clock = TimeControl(decision_ms=100, warmup_ms=20000)
-    with MatchRunner(time_control=clock, log_dir=tmp_path) as runner:
+    control = TimeControl(decision_ms=100, warmup_ms=20000, clock=clock)
+    with MatchRunner(time_control=control, log_dir=tmp_path) as runner:
         for order, pair in enumerate((specs, specs[::-1])):
             report = runner.play(pair, 7, match_id=f"7-{order}")
             check(report)
             seat = report.players.index("strong")
             times = [
-                elapsed
-                for game, timings in zip(report.games, report.timings, strict=True)
-                for turn, elapsed in zip(game.history, timings, strict=True)
+                elapsed if charge is None else charge[0]
+                for game, timings, charges in zip(
+                    report.games, report.timings, report.charges, strict=True
+                )
+                for turn, elapsed, charge in zip(game.history, timings, charges, strict=True)
                 if turn.seat == seat
             ]
             assert len(times) > 10
             assert max(times) < 100, sorted(times)[-5:]
+            if clock is Clock.CPU:
+                charged = [charge for charges in report.charges for charge in charges]
+                assert None not in charged, "every decision charged by the CPU clock"
 
 
 def test_the_search_shrinks_with_the_share_of_a_cpu_it_gets() -> None:
@@ -116,6 +127,8 @@ def test_the_search_shrinks_with_the_share_of_a_cpu_it_gets() -> None:
     clock.note(cpu_s=0.010, wall_s=0.030)  # a third of a CPU
     assert clock.share == pytest.approx(1 / 3)
     assert clock.budget_ms(100) == pytest.approx(whole / 3)
+    # On the CPU clock the machine's load costs nothing: the whole budget, whatever the share.
+    assert clock.budget_ms(100, cpu_clock=True) == whole
     clock.note(cpu_s=0.0005, wall_s=0.0005)  # a tiny search that got a whole CPU
     assert clock.share < 0.36
     for _ in range(20):  # a long stretch of searches with the CPU to themselves
