@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from protocol.codes import ErrorCode, FaultKind, RejectCode
-from protocol.version import PROTOCOL_VERSION, SEED_VERSION, at_least
+from protocol.version import CLOCK_VERSION, PROTOCOL_VERSION, SEED_VERSION, at_least
 from protocol.views import decision_kind, legal_to_wire, observation_to_wire
 from referee.rules.actions import Action
 from referee.rules.game import Observation, Seat
@@ -24,6 +24,7 @@ __all__ = [
     "ForfeitCause",
     "bot_seed",
     "bot_seed_for",
+    "clock_for",
     "decide",
     "error",
     "match_end",
@@ -62,6 +63,12 @@ def bot_seed(match_seed: int, seat: int) -> int:
         bytes([seat]), key=key, person=b"aegis bot seed", digest_size=8
     ).digest()
     return int.from_bytes(digest, "big") % BOT_SEED_LIMIT
+
+
+def clock_for(protocol: str | None, clock: str) -> str | None:
+    """The ``time_control.clock`` of ``match_start`` for a bot speaking ``protocol`` (None
+    before the handshake: the newest), or None if that version does not say it (1.0, 1.1)."""
+    return clock if at_least(protocol or PROTOCOL_VERSION, CLOCK_VERSION) else None
 
 
 def bot_seed_for(protocol: str | None, match_seed: int, seat: int) -> int | None:
@@ -106,17 +113,19 @@ def match_start(
     options: RulesOptions,
     time_control: Mapping[str, int | None],
     seed: int | None = None,
+    clock: str | None = None,
 ) -> dict[str, Any]:
     """The ``match_start`` request to the bot in ``seat``; ``time_control`` holds
     ``decision_ms``, ``bank_ms`` and ``warmup_ms``; ``seed`` (protocol 1.1 on) is the bot's
-    own seed for the match, left out when None."""
+    own seed for the match, left out when None; ``clock`` (protocol 1.2 on, ``cpu`` or
+    ``wall``) goes in ``time_control``, left out when None."""
     message: dict[str, Any] = {
         "type": "match_start",
         "match_id": match_id,
         "seat": int(seat),
         "opponent": opponent,
         "rules": options.to_dict(),
-        "time_control": dict(time_control),
+        "time_control": dict(time_control) if clock is None else {**time_control, "clock": clock},
     }
     if seed is not None:
         message["seed"] = seed

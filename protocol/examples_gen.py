@@ -215,6 +215,7 @@ class _TranscribedSeat(InProcessPlayer):
                 match.options,
                 TIME_CONTROL,
                 builders.bot_seed(self.match_seed, seat),
+                "cpu",
             )
         )
         self.talk.send("bot", "ready", reply_to=start)

@@ -88,6 +88,12 @@ class TimeControl(_Model):
     warmup_ms: int = Field(
         ge=0, description="Extra time allowed for the handshake and for the first decision."
     )
+    clock: Literal["cpu", "wall"] | None = Field(
+        default=None,
+        description="Since 1.2: what a decision is charged, and the unit of decision_ms, "
+        "bank_ms and warmup_ms for a decision: 'cpu', the CPU time of every process and "
+        "thread of the bot, or 'wall', the time from request to answer; absent: 'wall'.",
+    )
 
 
 class ExchangeRoundInfo(_Model):

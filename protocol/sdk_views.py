@@ -652,11 +652,15 @@ def parse_observation(data: Any) -> Observation:
 @dataclass(frozen=True, slots=True)
 class TimeControlInfo:
     """The clock of a match: ms per decision, the match's time bank (None if none) and the
-    extra time allowed for the handshake and the first decision."""
+    extra time allowed for the handshake and the first decision; ``clock`` says what a
+    decision is charged (protocol 1.2): ``"cpu"``, the CPU time of all the bot's processes
+    and threads (then a decision's ms are CPU ms), or ``"wall"`` (as from every older
+    referee)."""
 
     decision_ms: int
     bank_ms: int | None
     warmup_ms: int
+    clock: str = "wall"
 
 
 @dataclass(frozen=True, slots=True)
@@ -699,12 +703,21 @@ def parse_match_start(data: Mapping[str, Any]) -> MatchInfo:
                 _int(clock["decision_ms"], "time_control.decision_ms"),
                 _optional_int(clock.get("bank_ms"), "time_control.bank_ms"),
                 _int(clock["warmup_ms"], "time_control.warmup_ms"),
+                _clock(clock.get("clock")),
             ),
             _message_id(data["id"]),
             _seed(data.get("seed")),
         )
     except _CONVERSION_ERRORS as error:
         raise _malformed(data, error) from None
+
+
+def _clock(value: Any) -> str:
+    if value is None:
+        return "wall"
+    if value not in ("cpu", "wall"):
+        raise _FieldError(f"time_control.clock must be 'cpu' or 'wall', got {value!r}")
+    return str(value)
 
 
 def _seed(value: Any) -> int | None:

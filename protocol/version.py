@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 __all__ = [
+    "CLOCK_VERSION",
     "PROTOCOL_VERSION",
     "SEED_VERSION",
     "SUPPORTED_VERSIONS",
@@ -20,12 +21,14 @@ __all__ = [
 ]
 
 #: The version this package speaks. ``protocol/SPEC.md`` states the same; a test checks it.
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 #: Every version the referee accepts, newest first. A bot that speaks only 1.0 is spoken to in
 #: 1.0: negotiation takes the lower minor version of a shared major one.
 SUPPORTED_VERSIONS: tuple[str, ...] = (PROTOCOL_VERSION,)
 #: The first version whose ``match_start`` carries ``seed``.
 SEED_VERSION = "1.1"
+#: The first version whose ``match_start`` says which clock the bot plays under.
+CLOCK_VERSION = "1.2"
 
 # \Z, not $: "$" also matches before a final newline, which would accept "1.0\n".
 _VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\Z")

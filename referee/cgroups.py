@@ -38,7 +38,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["BotCgroup", "CgroupSupport", "detect_cgroups", "release_folders", "remove_groups_of"]
+__all__ = [
+    "BotCgroup",
+    "CgroupSupport",
+    "detect_cgroups",
+    "release_folders",
+    "remove_groups_of",
+    "system_cpu_stall_us",
+]
 
 #: The v1 controllers used, and the v2 controllers enabled for bots where possible.
 _V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpuset", "freezer")
@@ -77,6 +84,20 @@ class CgroupSupport:
             return True
         v1_name = {"freeze": "freezer", "cpu": "cpuacct"}.get(feature, feature)
         return v1_name in self.v1
+
+    def cpu_clock_problem(self) -> str | None:
+        """Why the CPU clock cannot run here (what is missing), or None if it can."""
+        missing = [
+            what
+            for feature, what in (
+                ("cpu", "CPU accounting (cgroup v2 cpu.stat or v1 cpuacct)"),
+                ("freeze", "a freezer (cgroup v2 cgroup.freeze or v1 freezer)"),
+            )
+            if not self.has(feature)
+        ]
+        if not missing:
+            return None
+        return "no writable cgroup with " + " and ".join(missing)
 
     def describe(self) -> str:
         """One line: which features are on, and from which version; where a delegated v2
@@ -386,6 +407,10 @@ class BotCgroup:
         self._memory: Path | None = None
         self._memory_v2 = False
         self._cpu: Path | None = None
+        #: Open descriptors of the files the CPU clock reads at every decision.
+        self._descriptors: dict[Path, int] = {}
+        #: The v2 group's folder (its ``cgroup.events`` says when a freeze is complete).
+        self._v2_folder: Path | None = None
         self._kill_file: Path | None = None
         self.problems: list[str] = []
         v2_enabled: set[str] = set()
@@ -396,6 +421,7 @@ class BotCgroup:
                     _read(folder / "cgroup.controllers").split()
                 )
                 self._freeze_file = folder / "cgroup.freeze"
+                self._v2_folder = folder
                 self._kill_file = (
                     folder / "cgroup.kill" if (folder / "cgroup.kill").exists() else None
                 )
@@ -482,6 +508,61 @@ class BotCgroup:
             os.write(self._freeze_descriptor, self._freeze_values[0 if frozen else 1])
             self.frozen = frozen
 
+    @property
+    def counts_cpu(self) -> bool:
+        """Whether the CPU clock can run on this group: it counts the CPU time of all the
+        bot's processes, and it can be frozen to read that count at rest."""
+        return self._cpu is not None and self._freeze_file is not None
+
+    def freeze_and_settle(self, timeout_s: float = 1.0) -> bool:
+        """Freeze the bot and wait until every one of its processes is stopped (a freeze
+        takes effect as each task next enters the kernel): after this, its CPU count holds
+        still. False if the group did not report frozen within ``timeout_s``."""
+        self.freeze(True)
+        if self._freeze_file is None:
+            return False
+        if self._v2_folder is not None:
+            events, wanted = self._v2_folder / "cgroup.events", b"frozen 1"
+        else:
+            events, wanted = self._freeze_file, b"FROZEN"
+        deadline = time.monotonic() + timeout_s
+        pause = 0.0
+        while wanted not in self._pread(events):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(pause)  # the first look again at once, then yield the CPU
+            pause = min(0.001, pause + 0.0001)
+        return True
+
+    def cpu_usage_us(self) -> int | None:
+        """CPU time the bot and everything it started have used, in microseconds: exact
+        while the group is frozen and settled, up to a scheduler tick behind while it runs."""
+        if self._cpu is None:
+            return None
+        if self._cpu.name == "cpu.stat":
+            return _value_in(self._pread(self._cpu), b"usage_usec")
+        return _value_in(self._pread(self._cpu), None) // 1000
+
+    def cpu_stall_us(self) -> int | None:
+        """How long, in all, some process of the bot was ready to run but waited for a CPU
+        (the ``some`` total of the v2 group's ``cpu.pressure``), if the kernel says."""
+        if self._v2_folder is None:
+            return None
+        text = self._pread(self._v2_folder / "cpu.pressure")
+        return _pressure_total(text) if text else None
+
+    def _pread(self, path: Path) -> bytes:
+        """The file's content, through a descriptor kept open (cheaper than opening it at
+        every decision); empty if it cannot be read."""
+        descriptor = self._descriptors.get(path)
+        try:
+            if descriptor is None:
+                descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                self._descriptors[path] = descriptor
+            return os.pread(descriptor, 4096, 0)
+        except OSError:
+            return b""
+
     def memory_exceeded(self) -> bool:
         """Whether the kernel killed a process of the bot for its memory limit."""
         if self._memory is None:
@@ -527,6 +608,9 @@ class BotCgroup:
 
     def remove(self) -> None:
         """Kill what is left and remove the groups; idempotent."""
+        for descriptor in self._descriptors.values():
+            os.close(descriptor)
+        self._descriptors.clear()
         if self._freeze_descriptor is not None:
             self.kill()
             os.close(self._freeze_descriptor)
@@ -594,15 +678,40 @@ def _read(path: Path) -> str:
 
 def _stat_value(path: Path, key: str | None) -> int:
     """A number from a cgroup file: the whole file, or the value after ``key``."""
-    text = _read(path)
+    return _value_in(_read(path).encode(), None if key is None else key.encode())
+
+
+def _value_in(text: bytes, key: bytes | None) -> int:
+    """A number from a cgroup file's content: the whole of it, or the value after ``key``."""
     with contextlib.suppress(ValueError):
         if key is None:
             return int(text.strip() or 0)
         for line in text.splitlines():
-            name, _, value = line.partition(" ")
+            name, _, value = line.partition(b" ")
             if name == key:
                 return int(value)
     return 0
+
+
+def _pressure_total(text: bytes) -> int:
+    """The ``total=`` microseconds of the ``some`` line of a pressure stall file."""
+    for line in text.splitlines():
+        if line.startswith(b"some "):
+            for part in line.split():
+                if part.startswith(b"total="):
+                    with contextlib.suppress(ValueError):
+                        return int(part[len(b"total=") :])
+    return 0
+
+
+def system_cpu_stall_us() -> int | None:
+    """The machine's CPU pressure stall total in microseconds (``/proc/pressure/cpu``: how
+    long some runnable task waited for a CPU), if the kernel keeps it."""
+    try:
+        with open("/proc/pressure/cpu", "rb") as pressure:
+            return _pressure_total(pressure.read())
+    except OSError:
+        return None
 
 
 def _cpu_list(cpus: set[int]) -> str:

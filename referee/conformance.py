@@ -20,7 +20,9 @@ in order:
 - ``unknown_type``: a message of an unknown type is answered with ``error`` code
   ``unknown_type`` naming its id, and the bot then still answers a ``ping``.
 - ``several_matches``: several full matches in one process against an in-process random
-  player, under the referee's clock, without a fault.
+  player, under the referee's clock, without a fault; it reports the CPU time of all the
+  bot's processes and threads (what a tournament on the CPU clock charges), and says so
+  when they used more CPU time than the answers took (several busy at once).
 - ``reproducible`` (advice, not a requirement): the same match twice, with the same seed, gets
   the same actions.
 - ``shutdown``: after ``shutdown`` the process exits with code 0 within 1 second.
@@ -496,8 +498,10 @@ class _Checker:
         match_seed = derive_seed(self.settings.seed, "check-bot", match_id)
         seed = builders.bot_seed_for(self.connected().protocol, match_seed, seat)
         control = self.clock.to_json()
+        # check-bot times a bot by the wall clock (its report says what the CPU clock adds).
+        clock = builders.clock_for(self.connected().protocol, "wall")
         message = {
-            **builders.match_start(match_id, seat, OPPONENT_NAME, options, control, seed),
+            **builders.match_start(match_id, seat, OPPONENT_NAME, options, control, seed, clock),
             **(extra or {}),
         }
         outcome = self.server.request(
@@ -905,8 +909,10 @@ def check_several_matches(checker: _Checker) -> Verdict:
         else f"all in process {session.process.pid}"
     )
     games = decisions = 0
-    slowest = 0.0
+    slowest = thinking = 0.0
     total = checker.settings.matches
+    cgroup = session.process.cgroup if session.process is not None else None
+    cpu_before = cgroup.cpu_usage_us() if cgroup is not None else None
     for number in range(1, total + 1):
         played = _play_match(checker, number)
         if isinstance(played, str):
@@ -914,24 +920,49 @@ def check_several_matches(checker: _Checker) -> Verdict:
         games += played[0]
         decisions += played[1]
         slowest = max(slowest, played[2])
+        thinking += played[3]
     checker.server.drain(0.05)
     if session.exited() or checker.session is not session:
         return Fail(f"the process ended after match {total} without being told to")
+    cpu_after = cgroup.cpu_usage_us() if cgroup is not None else None
+    cpu = (
+        ""
+        if cpu_before is None or cpu_after is None
+        else _cpu_note((cpu_after - cpu_before) / 1000, thinking, decisions)
+    )
     return Pass(
         f"{total} matches ({games} games, {decisions} decisions) against an in-process random "
-        f"player, {where}; slowest answer {slowest:.1f} ms"
+        f"player, {where}; slowest answer {slowest:.1f} ms{cpu}"
     )
 
 
-def _play_match(checker: _Checker, number: int) -> tuple[int, int, float] | str:
-    """Match ``number`` of ``several_matches``: (games, decisions, slowest ms) or the problem."""
+def _cpu_note(cpu_ms: float, thinking_ms: float, decisions: int) -> str:
+    """What the bot's processes and threads used in CPU time, as the CPU clock of a
+    tournament charges it, and a word if it kept several CPUs busy at once."""
+    note = (
+        f"; CPU time {cpu_ms:.0f} ms in all its processes and threads "
+        f"({cpu_ms / max(decisions, 1):.1f} ms a decision: on the CPU clock a tournament "
+        "charges every thread)"
+    )
+    if thinking_ms > 0 and cpu_ms > 1.5 * thinking_ms:
+        note += (
+            f"; it used {cpu_ms / thinking_ms:.1f} times its answer time in CPU: several "
+            "threads or processes busy at once spend a CPU budget that many times as fast"
+        )
+    return note
+
+
+def _play_match(checker: _Checker, number: int) -> tuple[int, int, float, float] | str:
+    """Match ``number`` of ``several_matches``: (games, decisions, slowest ms, the bot's
+    answer times summed, ms) or the problem."""
     played = _checked_match(checker, number)
     if isinstance(played, str):
         return played
     course, decisions = played
     assert course.match is not None
-    slowest = max((ms for timings in course.timings for ms in timings), default=0.0)
-    return course.match.games_played, decisions, slowest
+    times = [ms for timings in course.timings for ms in timings]
+    # The in-process opponent answers in no time: the sum is the bot's.
+    return course.match.games_played, decisions, max(times, default=0.0), sum(times)
 
 
 def _checked_match(checker: _Checker, number: int) -> tuple[MatchCourse[Fault], int] | str:

@@ -46,6 +46,9 @@ __all__ = [
     "verify_lines",
 ]
 
+#: A stall shorter than this (ms) is left out of a record: the machine did not stop the bot.
+_STALL_WORTH_NOTING_MS = 1.0
+
 #: The ``format`` of every ``match_start`` line: what kind of file this is.
 RECORD_FORMAT = "aegis-record"
 #: The termination of a match in which both bots failed before the first game (no winner).
@@ -100,17 +103,22 @@ def match_start_line(
 
 
 def game_line(
-    match_number: int, game: GameState, timings: Sequence[float | None] | None = None
+    match_number: int,
+    game: GameState,
+    timings: Sequence[float | None] | None = None,
+    charges: Sequence[tuple[float, float] | None] | None = None,
 ) -> dict[str, Any]:
     """The ``game`` line of a finished game, or of one cut short by a forfeit.
 
     ``timings`` optionally gives each action's decision time in milliseconds (None where
-    unknown), in the order of ``game.history``.
+    unknown), in the order of ``game.history``; ``charges``, likewise, the CPU milliseconds
+    charged and the milliseconds the machine stalled the seat, of actions on the CPU clock.
     """
-    if timings is not None and len(timings) != len(game.history):
-        raise RecordError(
-            f"game {game.game_number}: {len(timings)} timings for {len(game.history)} actions"
-        )
+    for what, values in (("timings", timings), ("charges", charges)):
+        if values is not None and len(values) != len(game.history):
+            raise RecordError(
+                f"game {game.game_number}: {len(values)} {what} for {len(game.history)} actions"
+            )
     actions: list[dict[str, Any]] = []
     for index, turn in enumerate(game.history):
         entry: dict[str, Any] = {"seat": int(turn.seat), **action_to_json(turn.action)}
@@ -118,6 +126,11 @@ def game_line(
             entry["drawn"] = _codes(turn.drawn)
         if timings is not None and timings[index] is not None:
             entry["ms"] = timings[index]
+        charge = None if charges is None else charges[index]
+        if charge is not None:
+            entry["cpu_ms"] = charge[0]
+            if charge[1] >= _STALL_WORTH_NOTING_MS:
+                entry["stall_ms"] = charge[1]
         actions.append(entry)
     line: dict[str, Any] = {
         "type": "game",
@@ -625,14 +638,17 @@ class _Verifier:
                     )
             elif "drawn" in entry:
                 _fail(f"only an exchange draws cards, yet this {entry['action']} has 'drawn'")
-            milliseconds = entry.get("ms")
-            if "ms" in entry and (
-                not isinstance(milliseconds, int | float)
-                or isinstance(milliseconds, bool)
-                or not math.isfinite(milliseconds)
-                or milliseconds < 0
-            ):
-                _fail(f"'ms' must be a number of milliseconds >= 0, got {_show(milliseconds)}")
+            for key in ("ms", "cpu_ms", "stall_ms"):
+                milliseconds = entry.get(key)
+                if key in entry and (
+                    not isinstance(milliseconds, int | float)
+                    or isinstance(milliseconds, bool)
+                    or not math.isfinite(milliseconds)
+                    or milliseconds < 0
+                ):
+                    _fail(
+                        f"'{key}' must be a number of milliseconds >= 0, got {_show(milliseconds)}"
+                    )
             self.actions += 1
         self.action_index = None
         self.action_text = None

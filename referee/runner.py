@@ -20,6 +20,8 @@ from protocol.codes import ErrorCode
 from protocol.sdk_views import read_bot_action
 from protocol.views import EventTracker
 from referee.bots import BotSpec
+from referee.cgroups import detect_cgroups
+from referee.cpu_clock import resolve_clock
 from referee.faults import Fault, FaultKind
 from referee.listeners import RemoteLink, RemoteListener
 from referee.records import VOID_TERMINATION, game_line, match_end_line, match_start_line
@@ -32,7 +34,7 @@ from referee.rules.play import MatchCourse, play_match
 from referee.sandbox import SandboxPlan
 from referee.server import BotServer, Reply
 from referee.session import BotSession
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 
 __all__ = ["BotPlayer", "MatchReport", "MatchRunner"]
 
@@ -55,8 +57,8 @@ class MatchReport(MatchCourse[Fault]):
         assert self.match is not None
         lines = [match_start_line(match_number, self.match, self.players, self.seed)]
         lines.extend(
-            game_line(match_number, game, timings)
-            for game, timings in zip(self.games, self.timings, strict=True)
+            game_line(match_number, game, timings, charges)
+            for game, timings, charges in zip(self.games, self.timings, self.charges, strict=True)
         )
         if self.void or self.match.result is None:
             lines.append(
@@ -104,6 +106,9 @@ class MatchRunner:
         (:func:`referee.sandbox.plan_sandbox`; default unsandboxed)."""
         self.options = options or RulesOptions()
         self.time_control = time_control or TimeControl()
+        #: The clock of the bots this runner starts, and why it is not the CPU clock if it
+        #: fell back (raises ClockUnavailableError if the CPU clock is required and missing).
+        self.clock, self.clock_warning = resolve_clock(self.time_control, detect_cgroups())
         self.heartbeat_ms = heartbeat_ms
         self.remote_connect_s = remote_connect_s
         self.server = BotServer(
@@ -273,6 +278,7 @@ class MatchRunner:
                         players[1 - seat],
                         self.time_control,
                         seed,
+                        self.clock,
                     )
                     for seat, session in zip(_SEATS, sessions, strict=True)
                 ],
@@ -302,9 +308,11 @@ class BotPlayer:
         opponent: str,
         control: TimeControl,
         match_seed: int,
+        clock: Clock = Clock.WALL,
     ) -> None:
         """``match_seed`` is the seed the match is dealt from; the bot gets its own seed,
-        derived from it (:func:`protocol.builders.bot_seed_for`), if it speaks protocol 1.1."""
+        derived from it (:func:`protocol.builders.bot_seed_for`), if it speaks protocol 1.1.
+        ``clock``: the runner's clock (:func:`referee.cpu_clock.resolve_clock`)."""
         self.server = server
         self.session = session
         self.match_id = match_id
@@ -313,6 +321,10 @@ class BotPlayer:
         self.control = control
         self.match_seed = match_seed
         self.bank = control.bank_ms
+        #: The clock this bot is charged by: CPU time where the runner keeps the CPU clock
+        #: and the server can count this bot's CPU time (not a remote bot), else wall time.
+        self.clock = Clock.CPU if clock is Clock.CPU and server.cpu_clocked(session) else Clock.WALL
+        self.last_charge: tuple[float, float] | None = None
         self.first_decision = True
         self.events = EventTracker()
         self.last_ms = 0.0
@@ -332,8 +344,9 @@ class BotPlayer:
     def start(self, match: MatchState, seat: Seat) -> Fault | None:
         """Send ``match_start`` and wait for ``ready`` (within the warm-up allowance)."""
         seed = builders.bot_seed_for(self.session.protocol, self.match_seed, seat)
+        clock = builders.clock_for(self.session.protocol, self.clock.value)
         message = builders.match_start(
-            self.match_id, seat, self.opponent, match.options, self.control.to_json(), seed
+            self.match_id, seat, self.opponent, match.options, self.control.to_json(), seed, clock
         )
         outcome = self.server.request(self.session, message, "ready", self.control.warmup_ms / 1000)
         return self._blame(outcome, None, None) if isinstance(outcome, Fault) else None
@@ -351,6 +364,8 @@ class BotPlayer:
             allowance += control.warmup_ms
             self.first_decision = False
         self.decisions += 1
+        # Under the CPU clock the allowance is CPU ms, the wall clock a backstop.
+        cpu_ms = allowance if self.clock is Clock.CPU else None
         outcome = self.server.request(
             self.session,
             builders.decide(
@@ -364,11 +379,19 @@ class BotPlayer:
             ),
             "act",
             allowance / 1000,
+            cpu_ms=cpu_ms,
+            backstop=control.backstop,
         )
         if not isinstance(outcome, Reply):
             return self._blame(outcome, game.game_number, len(game.history) + 1)
-        if bank is not None and outcome.elapsed_ms > control.decision_ms:
-            self.bank = max(0, bank - int(outcome.elapsed_ms - control.decision_ms))
+        spent_ms = outcome.elapsed_ms if outcome.charged_ms is None else outcome.charged_ms
+        if bank is not None and spent_ms > control.decision_ms:
+            self.bank = max(0, bank - int(spent_ms - control.decision_ms))
+        self.last_charge = (
+            None
+            if outcome.charged_ms is None
+            else (round(outcome.charged_ms, 3), round(outcome.stall_ms, 3))
+        )
         text = outcome.message["action"]
         self._text = text
         self._reply_id = outcome.message.get("id")

@@ -42,6 +42,7 @@ from protocol.messages import MAX_ID, Hello
 from protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from referee import peers
 from referee.bots import BotProcess, BotSpec, LogBudget
+from referee.cpu_clock import CpuMeter
 from referee.edge import (
     Envelopes,
     Refusal,
@@ -110,6 +111,10 @@ class Reply:
 
     message: dict[str, Any]
     elapsed_ms: float
+    #: The CPU time charged, ms, under the CPU clock (None under the wall clock).
+    charged_ms: float | None = None
+    #: How long the machine kept the bot from running while it thought, ms (CPU clock).
+    stall_ms: float = 0.0
 
 
 class BotServer:
@@ -483,10 +488,27 @@ class BotServer:
             )
         return None
 
+    def cpu_clocked(self, session: BotSession) -> bool:
+        """Whether ``session``'s decisions can be charged CPU time: a bot this server
+        started, in a cgroup that counts its CPU time and can be frozen."""
+        process = session.process
+        return process is not None and process.cgroup is not None and process.cgroup.counts_cpu
+
     def request(
-        self, session: BotSession, message: dict[str, Any], reply_type: str, timeout_s: float
+        self,
+        session: BotSession,
+        message: dict[str, Any],
+        reply_type: str,
+        timeout_s: float,
+        *,
+        cpu_ms: float | None = None,
+        backstop: float = 3.0,
     ) -> Reply | Fault:
         """Send a request and wait up to ``timeout_s`` for its reply of type ``reply_type``.
+
+        ``cpu_ms``: charge the bot CPU time instead (:mod:`referee.cpu_clock`), if
+        :meth:`cpu_clocked`: it may use that many CPU ms, and ``backstop`` times as many ms
+        of wall time; it stays frozen after its answer until it is asked again.
 
         With ``reply_type`` ``"error"`` the request is one a bot must refuse (a message of an
         unknown type, say): its ``error`` is then the expected reply, not a fault.
@@ -495,17 +517,24 @@ class BotServer:
             return session.pending_fault
         if peers.is_dropped(session.connection):
             return self._lost(session, f"before {reply_type} was asked for")
+        meter = None
+        if cpu_ms is not None and self.cpu_clocked(session):
+            assert session.process is not None
+            assert session.process.cgroup is not None
+            meter = CpuMeter.start(session.process.cgroup, cpu_ms, backstop)
         previous = self._focus
+        # Before the clock starts: neither is this bot's time. (The CPU clock leaves a bot
+        # frozen after its answer; so does a freeze while its opponent thought.)
+        self._thaw(session)
         if previous is not session:
             self._focus = session
-            if self._freezing:
-                # Before the clock starts: neither is this bot's time. While it thinks, the
-                # one asked before gets no CPU, so a bot that spins between its turns
-                # cannot slow its opponent.
-                self._thaw(session)
-                if previous is not None:
-                    self._freeze(previous)
+            if self._freezing and previous is not None:
+                # While this one thinks, the one asked before gets no CPU, so a bot that
+                # spins between its turns cannot slow its opponent.
+                self._freeze(previous)
         started = time.monotonic()
+        if meter is not None:
+            meter.started = started
         try:
             request_id = self._send(session, message)
         except _SendError as failure:
@@ -519,7 +548,7 @@ class BotServer:
             awaited.discard(min(awaited))
         self._asking = session
         try:
-            return self._await_reply(session, request_id, reply_type, started, timeout_s)
+            return self._await_reply(session, request_id, reply_type, started, timeout_s, meter)
         finally:
             self._asking = None
 
@@ -530,6 +559,7 @@ class BotServer:
         reply_type: str,
         started: float,
         timeout_s: float,
+        meter: CpuMeter | None,
     ) -> Reply | Fault:
         deadline = started + timeout_s
         while True:
@@ -539,12 +569,25 @@ class BotServer:
                 if outcome is not None:
                     if isinstance(outcome, Fault):
                         return outcome
-                    return Reply(outcome, (time.monotonic() - started) * 1000)
+                    elapsed_ms = (time.monotonic() - started) * 1000
+                    if meter is None:
+                        return Reply(outcome, elapsed_ms)
+                    reading = meter.settle()
+                    if reading.over is not None:
+                        return session.fault(FaultKind.TIMEOUT, reading.over)
+                    return Reply(outcome, elapsed_ms, reading.charged_ms, reading.stall_ms)
             pending = _pending_fault(session)  # set by _pump for messages between turns
             if pending is not None:
                 return pending
             now = time.monotonic()
-            if now >= deadline:
+            if meter is not None:
+                stop, wait = meter.look(now)
+                if stop is not None:
+                    # Silent because the kernel killed (part of) it for its memory: a crash.
+                    return self._memory_crash(
+                        session, f"while {reply_type} was awaited"
+                    ) or session.fault(FaultKind.TIMEOUT, stop.over or "over its CPU time")
+            elif now >= deadline:
                 # Silent because the kernel killed (part of) it for its memory: a crash.
                 return self._memory_crash(
                     session, f"while {reply_type} was awaited"
@@ -552,10 +595,15 @@ class BotServer:
                     FaultKind.TIMEOUT,
                     f"no {reply_type} within {timeout_s * 1000:.0f} ms",
                 )
+            else:
+                wait = min(deadline - now, _POLL_SLICE)
             # Check the process only when nothing arrived: waitpid on every reply is costly.
             # One message at a time: the reply is usually the first, and asking whether more
             # are waiting costs as much as reading one.
-            if not self._pump(min(deadline - now, _POLL_SLICE), read_all=False):
+            pumped = self._pump(wait, read_all=False)
+            if meter is not None:
+                meter.waited(wait, time.monotonic() - now)
+            if not pumped:
                 if session.exited():
                     return self._crash_fault(session, f"while {reply_type} was awaited")
                 if peers.is_dropped(session.connection):

@@ -54,6 +54,9 @@ class Player(Protocol[FaultT]):
 
     #: How long the last action :meth:`decide` returned took, in ms (for the record).
     last_ms: float
+    #: For a player on the CPU clock: the CPU ms charged for that action and the ms the
+    #: machine stalled it meanwhile; None on the wall clock.
+    last_charge: tuple[float, float] | None
     #: Whether :meth:`watch` wants every position (a person watching the game).
     watches: bool
     #: Whether :meth:`interrupted` may report a fault while the other seat is asked.
@@ -98,6 +101,7 @@ class InProcessPlayer:
     Subclasses override :meth:`decide` and whichever hooks they need."""
 
     last_ms = 0.0
+    last_charge: tuple[float, float] | None = None
     watches = False
     interrupts = False
 
@@ -156,6 +160,8 @@ class MatchCourse(Generic[FaultT]):
     games: list[GameState] = field(default_factory=list)
     #: Per game, the decision time in ms of each action in ``history`` order.
     timings: list[list[float]] = field(default_factory=list)
+    #: Per game, each action's ``last_charge`` (CPU ms charged, ms stalled), in the same order.
+    charges: list[list[tuple[float, float] | None]] = field(default_factory=list)
     faults: list[FaultT] = field(default_factory=list)
     #: The fault that ended the match, if it was forfeited.
     forfeit_fault: FaultT | None = None
@@ -201,8 +207,10 @@ def play_match(
     while match.result is None:
         game = start_game(match, shuffled_deck(rng))
         timings: list[float] = []
+        charges: list[tuple[float, float] | None] = []
         course.games.append(game)
         course.timings.append(timings)
+        course.charges.append(charges)
         for watcher in watchers:
             watcher.watch(game)
         while game.to_move is not None:
@@ -217,6 +225,7 @@ def play_match(
             except IllegalActionError as error:
                 return _forfeit(course, players, seat, player.refused(game, seat, action, error))
             timings.append(player.last_ms)
+            charges.append(player.last_charge)
             decision = len(game.history) + 1
             game = after
             course.games[-1] = game

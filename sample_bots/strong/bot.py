@@ -22,6 +22,9 @@ of the games to come, since a point matters more near the end than at the start.
   recent searches got, checking the clock before each play-out. On a busy machine the waits
   for a CPU, in the search and on the way to and from the referee, grow as that share
   shrinks; the search shrinks with it, so a loaded machine costs play-outs, not the match.
+  On the CPU clock (protocol 1.2, ``time_control.clock`` ``cpu``) the referee charges CPU
+  time, not the machine's load: the search takes its whole budget by this process's CPU
+  clock (:func:`time.process_time`).
   Automatic garbage collection is off during a match (a full collection can take tens of
   ms) and runs between matches.
 
@@ -43,7 +46,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from protocol.sdk import Action, Bot, Decision, MatchEndInfo, MatchInfo, run
 from referee.rules.actions import STOP, Bid, Exchange, Play
@@ -520,8 +523,14 @@ class StrongPlayer:
         self.greedy.forget()
         self.odds = match_odds(rules)
 
-    def decide(self, seen: Observation, legal: Sequence[Action], stop_at: float) -> Action:
-        """The best candidate found by ``stop_at`` (a :func:`time.monotonic` reading)."""
+    def decide(
+        self,
+        seen: Observation,
+        legal: Sequence[Action],
+        stop_at: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> Action:
+        """The best candidate found by ``stop_at`` (a reading of ``clock``)."""
         greedy = self.greedy.decide(seen, legal)  # also notes our hand
         options = candidates(seen, legal, greedy)
         if len(options) < 2:
@@ -531,7 +540,6 @@ class StrongPlayer:
         me, opponent = seen.seat, seen.seat.other
         totals = [0.0] * len(options)
         worlds = 0
-        clock = time.monotonic
         while worlds != self.max_worlds and clock() < stop_at:
             opponent_hand, stock, opponent_discards = sampler.sample(rng)
             opponent_held = card_mask(opponent_hand) | card_mask(opponent_discards)
@@ -608,9 +616,11 @@ class SearchClock:
             return 1.0
         return min(1.0, self._cpu / self._wall)
 
-    def budget_ms(self, deadline_ms: int) -> float:
-        """The search time for a decision with this deadline (0 or less: none)."""
-        return min(deadline_ms * BUDGET_SHARE - BUDGET_MARGIN_MS, MAX_BUDGET_MS) * self.share
+    def budget_ms(self, deadline_ms: int, *, cpu_clock: bool = False) -> float:
+        """The search time for a decision with this deadline (0 or less: none); on the CPU
+        clock the whole of it, however small a share of a CPU the searches got."""
+        share = 1.0 if cpu_clock else self.share
+        return min(deadline_ms * BUDGET_SHARE - BUDGET_MARGIN_MS, MAX_BUDGET_MS) * share
 
     def note(self, cpu_s: float, wall_s: float) -> None:
         """A search took ``wall_s`` seconds and got ``cpu_s`` of CPU time."""
@@ -647,6 +657,13 @@ class StrongBot(Bot):
         player = self.player
         if self.fixed_budget:
             return player.decide(view.observation, legal, math.inf)
+        if view.match is not None and view.match.time_control.clock == "cpu":
+            # Charged its own CPU time (protocol 1.2): the machine's load costs it nothing,
+            # so the search takes its whole budget, by the CPU clock of this process.
+            budget_s = self.clock.budget_ms(view.deadline_ms, cpu_clock=True) / 1000
+            return player.decide(
+                view.observation, legal, time.process_time() + budget_s, time.process_time
+            )
         stop_at = view.received_at + self.clock.budget_ms(view.deadline_ms) / 1000
         searched, wall, cpu = player.searched, time.monotonic(), time.thread_time()
         action = player.decide(view.observation, legal, stop_at)

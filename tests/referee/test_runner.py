@@ -29,7 +29,7 @@ from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner
 from referee.server import BotServer, Reply
 from referee.session import BotSession
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 from tests.processes import eventually
 from tests.protocol.sdk_support import python_script, wait_gone
 from tests.referee.bot_helpers import FAST, RAWBOT, rawbot
@@ -617,7 +617,8 @@ def test_late_reply_is_discarded(runner: MatchRunner) -> None:
 
 
 def test_time_bank_covers_an_overrun_once() -> None:
-    control = TimeControl(decision_ms=200, bank_ms=1000, warmup_ms=3000)
+    # The bot sleeps: this is the wall clock's bank.
+    control = TimeControl(decision_ms=200, bank_ms=1000, warmup_ms=3000, clock=Clock.WALL)
     slow = rawbot("slow", "--fault", "slow_once", "--at", "2")
     with MatchRunner(time_control=control) as match_runner:
         report = match_runner.play([slow, rawbot("good")], seed=1)
@@ -627,7 +628,8 @@ def test_time_bank_covers_an_overrun_once() -> None:
 
 
 def test_overrun_beyond_the_bank_times_out() -> None:
-    control = TimeControl(decision_ms=200, bank_ms=20, warmup_ms=3000)
+    # The bot sleeps: this is the wall clock's bank.
+    control = TimeControl(decision_ms=200, bank_ms=20, warmup_ms=3000, clock=Clock.WALL)
     slow = rawbot("slow", "--fault", "slow_once", "--at", "2")
     with MatchRunner(time_control=control) as match_runner:
         report = match_runner.play([slow, rawbot("good")], seed=1)

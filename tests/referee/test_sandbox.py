@@ -33,7 +33,7 @@ from referee.sandbox import (
     plan_sandbox,
     sandbox_command,
 )
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 from tests.processes import eventually, processes_running
 
 BOTS = Path(__file__).resolve().parents[1] / "bots"
@@ -72,13 +72,17 @@ def victim() -> BotSpec:
 
 
 def play(
-    tmp_path: Path, attacker: BotSpec, sandboxed: bool, opponent: BotSpec | None = None
+    tmp_path: Path,
+    attacker: BotSpec,
+    sandboxed: bool,
+    opponent: BotSpec | None = None,
+    control: TimeControl = CONTROL,
 ) -> tuple[MatchReport, dict[str, str]]:
     """One match, the attacker in seat 0; the report and the attacker's last HOSTILE line."""
     plan = plan_sandbox("required" if sandboxed else "off")
     logs = tmp_path / "logs"
     attacker = replace(attacker, cwd=attacker.cwd or str(tmp_path))  # what it writes, there
-    with MatchRunner(time_control=CONTROL, log_dir=logs, sandbox=plan) as runner:
+    with MatchRunner(time_control=control, log_dir=logs, sandbox=plan) as runner:
         report = runner.play([attacker, opponent or victim()], seed=5)
     return report, hostile_line(logs / "hostile.log")
 
@@ -367,12 +371,15 @@ def test_a_spinner_does_not_slow_its_opponent_while_frozen(
 ) -> None:
     """The opponent burns 20 ms of CPU per decision. Next to an idle bot it takes 20 ms; next
     to a bot whose children spin, sandboxed (frozen while the opponent thinks) the same, and
-    unsandboxed about twice as long: the check can tell the two apart."""
+    unsandboxed on the wall clock (which leaves a bot running between its turns) about twice
+    as long: the check can tell the two apart. (The CPU clock freezes every bot between its
+    turns, sandboxed or not: tests/referee/test_cpu_clock.py.)"""
     if sandboxed and not detect_cgroups().has("freeze"):
         pytest.skip("no freezer cgroup")
     burner = BotSpec("burner", (sys.executable, str(BURNER), "20"))
-    baseline, _ = play(tmp_path / "idle", hostile("remember"), sandboxed, burner)
-    spun, found = play(tmp_path / "spin", hostile("spinner"), sandboxed, burner)
+    wall = replace(CONTROL, clock=Clock.WALL)
+    baseline, _ = play(tmp_path / "idle", hostile("remember"), sandboxed, burner, wall)
+    spun, found = play(tmp_path / "spin", hostile("spinner"), sandboxed, burner, wall)
     assert found["started"] == "4"
     clean(baseline)
     clean(spun)
@@ -462,7 +469,7 @@ sys.path.insert(0, sys.argv[1])
 resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 from referee.bots import BotSpec
 from referee.runner import MatchRunner
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 from referee.sandbox import plan_sandbox
 from pathlib import Path
 flooder = BotSpec("hostile", (sys.executable, sys.argv[2], "connection-flood", "3000"))

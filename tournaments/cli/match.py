@@ -22,6 +22,7 @@ from tournaments.cli.options import (
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,
     BankMsOption,
+    ClockOption,
     ConcurrencyOption,
     DecisionMsOption,
     KeyFileOption,
@@ -33,6 +34,7 @@ from tournaments.cli.options import (
     WarmupMsOption,
     listener_from_flags,
     sandbox_from_flag,
+    time_control_from_flags,
     with_rules_flags,
 )
 from tournaments.errors import TournamentError
@@ -57,6 +59,7 @@ def match(
     decision_ms: DecisionMsOption = DEFAULT_TIME_CONTROL.decision_ms,
     bank_ms: BankMsOption = DEFAULT_TIME_CONTROL.bank_ms,
     warmup_ms: WarmupMsOption = DEFAULT_TIME_CONTROL.warmup_ms,
+    clock: ClockOption = None,
     logs: Annotated[
         Path | None,
         typer.Option(
@@ -96,12 +99,16 @@ def match(
         listen, key_file, needed=spec_a.is_remote or spec_b.is_remote, exit_code=EXIT_UNREADABLE
     )
     names = (spec_a.name, spec_b.name)
+    control = time_control_from_flags(
+        TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms, clock=clock),
+        exit_code=EXIT_UNREADABLE,
+    )
     try:
         duel = Duel(
             (spec_a, spec_b),
             seed,
             options,
-            TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms),
+            control,
             sandbox=plan,
             logs=logs,
             remote=remote,

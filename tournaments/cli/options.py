@@ -18,17 +18,20 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from referee.cgroups import detect_cgroups
+from referee.cpu_clock import ClockUnavailableError, resolve_clock
 from referee.listeners import RemoteListener, listen_problem, read_secret_key
 from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode, SandboxPlan, SandboxUnavailableError, plan_sandbox
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 
 __all__ = [
     "BOT_HELP",
     "DEFAULT_TIME_CONTROL",
     "NO_RULES_FLAGS",
     "BankMsOption",
+    "ClockOption",
     "ColorOption",
     "ConcurrencyOption",
     "DecisionMsOption",
@@ -45,6 +48,7 @@ __all__ = [
     "listener_from_flags",
     "record_flag",
     "sandbox_from_flag",
+    "time_control_from_flags",
     "warmup_ms_flag",
     "with_rules_flags",
 ]
@@ -149,6 +153,28 @@ BankMsOption = Annotated[
     int | None, typer.Option(min=0, help="Time bank per bot per match (none by default).")
 ]
 WarmupMsOption = Annotated[int, warmup_ms_flag()]
+ClockOption = Annotated[
+    Clock | None,
+    typer.Option(
+        help="What a decision is charged: cpu (the CPU time of all the bot's processes and "
+        "threads; required) or wall; by default cpu where the machine counts it, else wall."
+    ),
+]
+
+
+def time_control_from_flags(control: TimeControl, *, exit_code: int = 2) -> TimeControl:
+    """``control`` if this machine can keep its clock: exits with ``exit_code`` and a
+    message naming what is missing for ``--clock cpu``; warns on stderr when the default
+    CPU clock falls back to wall time."""
+    try:
+        _, warning = resolve_clock(control, detect_cgroups())
+    except ClockUnavailableError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(exit_code) from None
+    if warning is not None:
+        typer.echo(f"warning: {warning}", err=True)
+    return control
+
 
 # ---------------------------------------------------------------------------------------------
 # How many matches at once: --concurrency

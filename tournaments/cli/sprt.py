@@ -41,6 +41,7 @@ from tournaments.cli.options import (
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,
     BankMsOption,
+    ClockOption,
     ConcurrencyOption,
     DecisionMsOption,
     RecordOption,
@@ -49,6 +50,7 @@ from tournaments.cli.options import (
     SeedOption,
     WarmupMsOption,
     sandbox_from_flag,
+    time_control_from_flags,
     with_rules_flags,
 )
 from tournaments.cli.serve import ServeFlag, served_beside
@@ -169,6 +171,7 @@ def sprt(
     rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
     serve: ServeFlag = None,
+    clock: ClockOption = None,
 ) -> None:
     """Is NEW better than OLD? Play duplicate pairs of matches until the SPRT decides.
 
@@ -194,7 +197,10 @@ def sprt(
         f"H1 elo {elo1:+g}, alpha {alpha:g}, beta {beta:g}; LLR bounds "
         f"[{lower:+.2f}, {upper:+.2f}]{_MOVING[bounds]}; seed {seed}"
     )
-    control = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms)
+    control = time_control_from_flags(
+        TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, warmup_ms=warmup_ms, clock=clock),
+        exit_code=EXIT_ERROR,
+    )
     duel = Duel((spec_new, spec_old), seed, options, control, sandbox=plan, concurrency=concurrency)
     lines: list[str] | None = None if record is None else []  # kept only when asked for
     display = _Display(console)

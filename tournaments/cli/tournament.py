@@ -26,16 +26,18 @@ from tournaments.config.tournament import TournamentSetup, load_config
 from tournaments.errors import PreflightError, TournamentError
 from tournaments.league.submissions import enter_submissions
 from tournaments.report.html_report import REPORT_NAME, write_report
+from tournaments.report.report_data import fault_summary
 from tournaments.report.terminal import (
     LinesDisplay,
     LiveDisplay,
     QuietDisplay,
+    decision_times_table,
     render_standings,
 )
 from tournaments.run.coordinator import RunSummary, StopRequest, handle_stop_signals, run_tournament
 from tournaments.run.display import TournamentDisplay
 from tournaments.stats.standings import load_standings
-from tournaments.store.database import open_store
+from tournaments.store.database import open_store, read_meta
 
 __all__ = [
     "app",
@@ -280,6 +282,10 @@ def standings(
         return
     try:
         table = load_standings(connection, anchor=anchor)
+        names = [row.name for row in table.rows]
+        # The table form also shows each bot's time per decision (a pass over every match).
+        times = fault_summary(connection, names) if format is StandingsFormat.TABLE else None
+        meta = read_meta(connection)
     except TournamentError as error:
         raise _fail(str(error)) from None
     finally:
@@ -288,6 +294,13 @@ def standings(
         known = ", ".join(row.name for row in table.rows)
         raise _fail(f"--anchor: unknown bot {anchor!r}; bots: {known}")
     render_standings(table, format.value, _console())
+    if times is not None:
+        decision_ms = None if meta is None else meta.time_control.get("decision_ms")
+        _console().print(
+            decision_times_table(
+                times.bots, names, decision_ms if isinstance(decision_ms, int) else None
+            )
+        )
 
 
 def _print_history(connection: sqlite3.Connection, name: str, format: StandingsFormat) -> None:

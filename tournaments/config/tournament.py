@@ -30,7 +30,7 @@ from referee.rules.errors import RulesOptionsError
 from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode, bot_home
 from referee.seeds import derive_seed
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 from tournaments.config.ladder import LadderSettings, check_settings
 from tournaments.config.sources import (
     BOT_NAME_RULE,
@@ -191,6 +191,18 @@ class TimeControlConfig(_Model):
         default=_DEFAULT_TIME.warmup_ms,
         ge=0,
         description="Allowance for the handshake, ready and each bot's first decision.",
+    )
+    clock: Literal["cpu", "wall"] | None = Field(
+        default=None,
+        description="What a decision is charged: 'cpu' (the CPU time of the bot's cgroup; "
+        "required: the run refuses to start without it) or 'wall'; left out, CPU time where "
+        "the machine counts it and wall time (with a warning) elsewhere. Remote bots: wall.",
+    )
+    backstop: float = Field(
+        default=_DEFAULT_TIME.backstop,
+        ge=1,
+        description="On the CPU clock: the most wall time a decision may take, as a multiple "
+        "of its CPU allowance (a bot that sleeps or blocks ends too).",
     )
 
 
@@ -1087,6 +1099,8 @@ def parse_config(
         decision_ms=config.time_control.decision_ms,
         bank_ms=config.time_control.bank_ms,
         warmup_ms=config.time_control.warmup_ms,
+        clock=None if config.time_control.clock is None else Clock(config.time_control.clock),
+        backstop=config.time_control.backstop,
     )
     output = Path(config.output) if config.output else Path("results") / _slug(config.name)
     if submissions is not None and not output.is_absolute():

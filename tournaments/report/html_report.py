@@ -505,8 +505,23 @@ def _los_table(standings: Standings) -> str:
     )
 
 
+def _quantile_cells(quantiles: tuple[float, float] | None) -> str:
+    """The median and p95 cells of a bot's decision times (empty where there are none)."""
+    median, p95 = quantiles if quantiles is not None else (None, None)
+    return _cell(_value(median, 1), _sort(median), "num") + _cell(_value(p95, 1), _sort(p95), "num")
+
+
+def _budget_cell(share: float | None) -> str:
+    """How close a bot came to its budget: its largest charge over ``decision_ms``."""
+    return _cell(_value(None if share is None else 100 * share, 0, "%"), _sort(share), "num")
+
+
 def _faults_section(
-    summary: FaultSummary, standings: Standings, records: str, replays: Mapping[str, str]
+    summary: FaultSummary,
+    standings: Standings,
+    records: str,
+    replays: Mapping[str, str],
+    decision_ms: int | None = None,
 ) -> str:
     kinds = summary.kinds
     forfeits = {row.name: row.record.forfeits for row in standings.rows}
@@ -526,6 +541,9 @@ def _faults_section(
             + _cell(activity.decisions, activity.decisions, "num")
             + _cell(_value(activity.mean_ms, 1), _sort(activity.mean_ms), "num")
             + _cell(_value(activity.max_ms, 1), _sort(activity.max_ms), "num")
+            + _quantile_cells(activity.wall_quantiles())
+            + _quantile_cells(activity.cpu_quantiles())
+            + _budget_cell(activity.budget_share(decision_ms) if decision_ms else None)
             + "</tr>"
         )
     table = (
@@ -538,6 +556,11 @@ def _faults_section(
             "decisions",
             "mean ms",
             "slowest ms",
+            "wall ms median",
+            "wall ms p95",
+            "CPU ms median",
+            "CPU ms p95",
+            "budget used",
         )
         + "<tbody>"
         + "".join(rows)
@@ -678,6 +701,12 @@ _CSS = asset_text("report.css")
 _SCRIPT = asset_text("report.js")
 
 
+def _decision_ms(meta: StoredMeta | None) -> int | None:
+    """The run's ``decision_ms``, if its settings are stored."""
+    value = None if meta is None else meta.time_control.get("decision_ms")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _settings(meta: StoredMeta | None, show_seed: bool) -> str:
     if meta is None:
         return ""
@@ -800,10 +829,13 @@ def render_report(
             "faults",
             "Faults and timing",
             '<div class="scroll">'
-            + _faults_section(data.faults, standings, records, replays)
+            + _faults_section(data.faults, standings, records, replays, _decision_ms(data.meta))
             + "</div>"
             + '<p class="note">Forfeits: matches lost by the bot\'s own fault. Faults: every fault '
-            "recorded, including both of a void match. Decision times are the referee's, in ms. "
+            "recorded, including both of a void match. Decision times are the referee's, in ms: "
+            "wall, from request to answer, and CPU, what the CPU clock charged (the CPU time of "
+            "all the bot's processes and threads; none on the wall clock). Budget used: the "
+            "bot's largest charge (CPU on the CPU clock, else wall) over decision_ms. "
             "A bot's output is in the output directory's <code>logs/</code>.</p>",
         ),
         (

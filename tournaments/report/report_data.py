@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import statistics
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -137,11 +138,36 @@ class BotActivity:
     #: Milliseconds summed over every decision (for the mean) and the slowest decision.
     total_ms: float = 0.0
     max_ms: float | None = None
+    #: Each decision's wall time and, on the CPU clock, its CPU charge, in ms.
+    wall_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
 
     @property
     def mean_ms(self) -> float | None:
         """Mean decision time in ms, None before the first decision."""
         return self.total_ms / self.decisions if self.decisions else None
+
+    def wall_quantiles(self) -> tuple[float, float] | None:
+        """Median and 95th percentile of the wall time per decision, ms (None: none)."""
+        return _median_and_p95(self.wall_ms)
+
+    def cpu_quantiles(self) -> tuple[float, float] | None:
+        """Median and 95th percentile of the CPU charge per decision, ms (None: none)."""
+        return _median_and_p95(self.cpu_ms)
+
+    def budget_share(self, decision_ms: int) -> float | None:
+        """How close the bot came to its budget: its largest charge (CPU on the CPU clock,
+        else wall time) as a share of ``decision_ms`` (a match's first decision, which has
+        the warm-up too, counts like the others)."""
+        charges = self.cpu_ms or self.wall_ms
+        return max(charges) / decision_ms if charges and decision_ms > 0 else None
+
+
+def _median_and_p95(values: list[float]) -> tuple[float, float] | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +206,8 @@ def fault_summary(
                 activity.total_ms += mean * decisions
             if slowest is not None:
                 activity.max_ms = max(slowest, activity.max_ms or 0.0)
+            activity.wall_ms.extend(times.wall_ms[seat])
+            activity.cpu_ms.extend(times.cpu_ms[seat])
         for fault in match.faults:
             bots.setdefault(fault.bot, BotActivity(fault.bot)).faults[fault.kind] += 1
             total += 1

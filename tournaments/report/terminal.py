@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.faults import Fault, explain_fault
+from tournaments.report.report_data import BotActivity
 from tournaments.stats.forfeits import row_faults
 from tournaments.stats.ratings import PAIR_UNIT
 from tournaments.stats.standings import Standings, StandingsRow
@@ -426,6 +427,32 @@ def standings_table(standings: Standings, *, limit: int | None = None) -> Table:
         table.add_row(*_row_cells(row, standings))
     if limit is not None and len(standings.rows) > limit:
         table.caption = f"… and {len(standings.rows) - limit} more"
+    return table
+
+
+def decision_times_table(
+    bots: Mapping[str, BotActivity], names: Sequence[str], decision_ms: int | None
+) -> Table:
+    """Each bot's time per decision: wall time and, on the CPU clock, the CPU time charged
+    (median and 95th percentile, ms), and how close it came to its budget (its largest
+    charge over ``decision_ms``)."""
+    table = Table(
+        title="Time per decision (ms): wall, and the CPU time charged on the CPU clock",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("bot", no_wrap=True)
+    for heading in ("decisions", "wall median", "wall p95", "CPU median", "CPU p95", "budget"):
+        table.add_column(heading, justify="right", no_wrap=True)
+    for name in names:
+        activity = bots.get(name) or BotActivity(name)
+        cells = [name, str(activity.decisions)]
+        for quantiles in (activity.wall_quantiles(), activity.cpu_quantiles()):
+            cells += ["-", "-"] if quantiles is None else [f"{value:.1f}" for value in quantiles]
+        share = activity.budget_share(decision_ms) if decision_ms else None
+        cells.append("-" if share is None else f"{100 * share:.0f}%")
+        table.add_row(*cells)
     return table
 
 

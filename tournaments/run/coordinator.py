@@ -57,9 +57,11 @@ from typing import Any
 
 from referee.bots import BotSpec
 from referee.cgroups import detect_cgroups
+from referee.cpu_clock import ClockUnavailableError, clock_summary, resolve_clock
 from referee.hub import RemoteHub
 from referee.listeners import RemoteLink, listen_problem
 from referee.sandbox import SandboxPlan, SandboxUnavailableError, plan_sandbox
+from referee.time_control import Clock
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError, TournamentError
 from tournaments.run.display import TournamentDisplay
@@ -585,6 +587,16 @@ def tournament_sandbox(setup: TournamentSetup) -> SandboxPlan:
         raise TournamentError(f"{error}; nothing was played") from None
 
 
+def tournament_clock(setup: TournamentSetup) -> tuple[Clock, str | None]:
+    """The clock of this tournament's started bots on this machine, and a warning if the
+    default CPU clock falls back to wall time. Raises :class:`TournamentError` when the
+    config requires ``clock: cpu`` and the machine cannot keep it."""
+    try:
+        return resolve_clock(setup.time_control, detect_cgroups())
+    except ClockUnavailableError as error:
+        raise TournamentError(f"{error}; nothing was played") from None
+
+
 def shared_folders(bots: Sequence[BotSpec]) -> list[str]:
     """One problem per folder that a started bot's sandbox shows and that holds the files of
     other bots: a sandbox shows a bot its folder, so each bot shown it can read them (their
@@ -734,6 +746,7 @@ def run_tournament(
     """
     _check_remote_bots(setup)
     sandbox = tournament_sandbox(setup)
+    clock, clock_warning = tournament_clock(setup)
     stop = stop or StopRequest()
     output = setup.output
     with lock_output(output):
@@ -764,6 +777,10 @@ def run_tournament(
             record_containment(connection, sandbox.enabled, sandbox.summary)
             cgroups = detect_cgroups()
             display.note(f"Bot limits on this machine: {cgroups.describe()}")
+            remote_bots = [bot.name for bot in setup.bots if bot.is_remote]
+            display.note(f"Bot clock: {clock_summary(clock, setup.time_control, remote_bots)}")
+            if clock_warning is not None:
+                (warn or display.note)(f"WARNING: {clock_warning}")
             missing = [name for name in ("memory", "pids") if not cgroups.has(name)]
             if missing:
                 (warn or display.note)(

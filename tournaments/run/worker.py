@@ -384,15 +384,21 @@ def init_worker(cpu_slots: Any = None) -> None:
 
 
 def _timings_summary(report: MatchReport) -> dict[str, Any]:
-    """Per seat: decisions answered, mean and max decision time in ms."""
+    """Per seat: decisions answered, mean and max decision time in ms, and each decision's
+    wall time and (on the CPU clock) CPU charge, in ms to 0.01, for the standings' medians."""
     per_seat: list[list[float]] = [[], []]
-    for game, timings in zip(report.games, report.timings, strict=True):
-        for turn, milliseconds in zip(game.history, timings, strict=False):
+    charged: list[list[float]] = [[], []]
+    for game, timings, charges in zip(report.games, report.timings, report.charges, strict=True):
+        for turn, milliseconds, charge in zip(game.history, timings, charges, strict=False):
             per_seat[int(turn.seat)].append(milliseconds)
+            if charge is not None:
+                charged[int(turn.seat)].append(round(charge[0], 2))
     return {
         "decisions": [len(times) for times in per_seat],
         "mean_ms": [round(statistics.fmean(times), 3) if times else None for times in per_seat],
         "max_ms": [round(max(times), 3) if times else None for times in per_seat],
+        "wall_ms": [[round(time, 2) for time in times] for times in per_seat],
+        "cpu_ms": charged,
     }
 
 

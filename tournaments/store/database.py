@@ -1088,6 +1088,10 @@ class DecisionTimes:
     decisions: tuple[int, int]
     mean_ms: tuple[float | None, float | None]
     max_ms: tuple[float | None, float | None]
+    #: Per seat, each decision's wall time in ms (empty from stores of older runs).
+    wall_ms: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
+    #: Per seat, each decision's CPU charge in ms, on the CPU clock (else empty).
+    cpu_ms: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
 
 
 #: What an empty timing summary (``{}``, as hand-built stores write) counts as: no decision.
@@ -1169,8 +1173,26 @@ def _times(match_id: str, value: object) -> DecisionTimes:
             and mean is not None
             and slowest is not None
         ):
-            return DecisionTimes((decisions[0], decisions[1]), mean, slowest)
+            walls, charges = _each_time(value.get("wall_ms")), _each_time(value.get("cpu_ms"))
+            if walls is not None and charges is not None:
+                return DecisionTimes((decisions[0], decisions[1]), mean, slowest, walls, charges)
     raise _damaged(match_id, "timings_json", f"holds {str(value)[:80]!r}, not decision times")
+
+
+def _each_time(value: object) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """Per seat, a list of times in ms, as floats (absent: none); None if it is not one."""
+    if value is None:
+        return ((), ())
+    if not (
+        isinstance(value, list) and len(value) == 2 and all(isinstance(v, list) for v in value)
+    ):
+        return None
+    seats = []
+    for times in value:
+        if not all(isinstance(time, int | float) and not isinstance(time, bool) for time in times):
+            return None
+        seats.append(tuple(float(time) for time in times))
+    return seats[0], seats[1]
 
 
 def _milliseconds(value: object) -> tuple[float | None, float | None] | None:

@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from referee.cgroups import detect_cgroups
 from tests.tournaments.chromium import png_size, require_chromium, run_chromium
 from tests.tournaments.helpers import run_cli
 from tests.tournaments.html_tree import Element, parse
@@ -68,7 +69,20 @@ def check_page(page: Element, output: Path, report_dir: Path) -> None:
     faults = page.by_id("faults-table")
     crasher = [row for row in faults.find_all("tr") if "crasher" in row.all_text()]
     assert len(crasher) == 1
-    assert "crash" in [th.all_text() for th in faults.find_all("th")]
+    headers = [th.all_text() for th in faults.find_all("th")]
+    assert "crash" in headers
+    # Timing: each bot's wall time per decision, its CPU charge where the machine keeps the
+    # CPU clock, and its largest charge over decision_ms.
+    cpu_clock = detect_cgroups().cpu_clock_problem() is None
+    for row in faults.find_all("tr"):
+        cells = [cell.all_text() for cell in row.find_all("td")]
+        if not cells or cells[headers.index("decisions")] == "0":
+            continue
+        for column in ("wall ms median", "wall ms p95", "CPU ms median", "CPU ms p95"):
+            assert re.fullmatch(r"\d+\.\d", cells[headers.index(column)]) or (
+                column.startswith("CPU") and not cpu_clock
+            ), (column, cells)
+        assert re.fullmatch(r"\d+%", cells[headers.index("budget used")]), cells
     assert "crash" in page.by_id("fault-list").all_text()
     # Matches: each links to its replay page beside the report and to its record, both
     # relative, and both files are there.

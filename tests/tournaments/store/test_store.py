@@ -333,7 +333,13 @@ def test_faults_and_times_are_read_typed(tmp_path: Path) -> None:
             "decision": None,
             "stderr_tail": ["x", "last"],
         }
-        times = {"decisions": [3, 0], "mean_ms": [1, None], "max_ms": [2.5, None]}
+        times = {
+            "decisions": [3, 0],
+            "mean_ms": [1, None],
+            "max_ms": [2.5, None],
+            "wall_ms": [[0.5, 2.5, 0], []],
+            "cpu_ms": [[0.25, 1, 0], []],
+        }
         identifier = store_match(connection, 1, ("a", "b"), 0, forfeit=(1, "crash"))
         with connection:
             connection.execute(
@@ -344,7 +350,9 @@ def test_faults_and_times_are_read_typed(tmp_path: Path) -> None:
         first, second = stored_activity(connection)
         crash = Fault(FaultKind.CRASH, 1, "b", "exited", 2, None, ("x", "last"))
         assert first.faults == (crash,)
-        assert first.times == DecisionTimes((3, 0), (1.0, None), (2.5, None))
+        assert first.times == DecisionTimes(
+            (3, 0), (1.0, None), (2.5, None), ((0.5, 2.5, 0.0), ()), ((0.25, 1.0, 0.0), ())
+        )
         assert (second.faults, second.times.decisions) == ((), (0, 0))
         assert [outcome.seats for outcome in stored_outcomes(connection)] == [
             ("a", "b"),
@@ -364,6 +372,15 @@ def test_faults_and_times_are_read_typed(tmp_path: Path) -> None:
         ("faults_json", '[{"seat": 0, "bot": "a", "fault": "no such kind", "detail": ""}]'),
         ("timings_json", '{"decisions": [1]}'),
         ("timings_json", '{"decisions": [1, 2], "mean_ms": ["1", 2], "max_ms": [1, 2]}'),
+        (
+            "timings_json",
+            '{"decisions": [1, 0], "mean_ms": [1, null], "max_ms": [1, null], "cpu_ms": [["1"]]}',
+        ),
+        (
+            "timings_json",
+            '{"decisions": [1, 0], "mean_ms": [1, null], "max_ms": [1, null], '
+            '"wall_ms": [[true], []]}',
+        ),
     ],
 )
 def test_a_damaged_result_is_a_store_error(tmp_path: Path, column: str, value: str) -> None:

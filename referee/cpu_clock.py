@@ -1,0 +1,192 @@
+"""The CPU clock: a decision is charged the CPU time the bot's whole cgroup (every process
+and thread it started) used from the moment it was asked to the moment its answer arrived.
+
+The count is read with the bot frozen and settled at both ends (:meth:`BotCgroup.
+freeze_and_settle`), and the bot stays frozen until it is asked again, so nothing is charged
+twice and nothing escapes between decisions. While the bot thinks, the referee looks at the
+running count (at most a scheduler tick behind) and stops it once it is over its allowance.
+A wall-clock backstop, a multiple of the allowance, ends a bot that sleeps or blocks; time
+the machine kept the bot from running (pressure stall information, or the referee's own
+lateness) does not count towards it, and the record says how long the stall was.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from referee.cgroups import BotCgroup, CgroupSupport, system_cpu_stall_us
+from referee.time_control import Clock, TimeControl
+
+__all__ = [
+    "ClockUnavailableError",
+    "CpuMeter",
+    "MeterReading",
+    "clock_summary",
+    "resolve_clock",
+]
+
+#: The most a stall may stretch the backstop: a decision never takes longer, in wall time,
+#: than this many backstops, however long the machine stalled.
+STALL_STRETCH = 3.0
+#: Longest wait between two looks at a thinking bot's count, in seconds.
+_LOOK_SLICE = 0.05
+#: Shortest wait, so that a bot close to its allowance does not cost a busy loop.
+_LOOK_FLOOR = 0.0005
+#: A wait that overran by more than this (seconds) counts as the referee's own lateness.
+_LATE_AFTER = 0.002
+
+
+class ClockUnavailableError(RuntimeError):
+    """The time control requires the CPU clock and this machine cannot keep it."""
+
+
+def resolve_clock(control: TimeControl, support: CgroupSupport) -> tuple[Clock, str | None]:
+    """The clock of the bots this referee starts, and a warning when the default CPU clock
+    falls back to the wall clock; raise :class:`ClockUnavailableError` when ``cpu`` is
+    required and missing. Remote bots get the wall clock whatever this says."""
+    if control.clock is Clock.WALL:
+        return Clock.WALL, None
+    problem = support.cpu_clock_problem()
+    if problem is None:
+        return Clock.CPU, None
+    if control.clock is Clock.CPU:
+        raise ClockUnavailableError(
+            f"time_control.clock is cpu, but this machine has {problem}; "
+            "use clock: wall, or leave clock out to fall back to it"
+        )
+    return Clock.WALL, f"the CPU clock is not available ({problem}): bots are charged wall time"
+
+
+def clock_summary(clock: Clock, control: TimeControl, remote: Sequence[str] = ()) -> str:
+    """One line for the start of a run: which clock the bots have (``remote``: the names of
+    the remote bots, always on the wall clock)."""
+    remote_part = f"; wall for the remote bots ({', '.join(remote)})" if remote else ""
+    if clock is Clock.WALL:
+        return "wall for every bot (charged the wall time of each decision)"
+    return (
+        "cpu for every started bot (charged the CPU time of all its processes and threads, "
+        f"wall-clock backstop {control.backstop:g}x the allowance){remote_part}"
+    )
+
+
+@functools.cache
+def _cpu_count() -> int:
+    """How many CPUs a bot may run on at once (its cpuset is the referee's affinity)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except OSError:
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True, slots=True)
+class MeterReading:
+    """What the meter found: the CPU ms charged, the ms the machine stalled the bot, and
+    the fault's detail when the bot went over its allowance or the backstop."""
+
+    charged_ms: float
+    stall_ms: float
+    over: str | None = None
+
+
+@dataclass(slots=True)
+class CpuMeter:
+    """One decision's CPU clock on one bot's cgroup (see the module's docstring)."""
+
+    cgroup: BotCgroup
+    #: The decision's CPU allowance, ms (its deadline, the bank, the warm-up if first).
+    allowance_ms: float
+    #: The most wall time the decision may take, ms, stalls aside.
+    backstop_ms: float
+    start_usage_us: int
+    #: The stall count at the start: the bot's group's own, or else the machine's.
+    start_stall_us: int | None
+    own_stall: bool
+    started: float = 0.0
+    #: Seconds the referee itself came back late from its waits.
+    late_s: float = 0.0
+
+    @classmethod
+    def start(cls, cgroup: BotCgroup, allowance_ms: float, backstop: float) -> CpuMeter:
+        """Freeze the bot, let it settle and read its count: the decision's zero. The caller
+        thaws it and asks, then sets :attr:`started`."""
+        cgroup.freeze_and_settle()
+        stall = cgroup.cpu_stall_us()
+        own_stall = stall is not None
+        if stall is None:
+            stall = system_cpu_stall_us()
+        return cls(
+            cgroup,
+            allowance_ms,
+            allowance_ms * backstop,
+            cgroup.cpu_usage_us() or 0,
+            stall,
+            own_stall,
+        )
+
+    def _used_ms(self) -> float:
+        return ((self.cgroup.cpu_usage_us() or 0) - self.start_usage_us) / 1000
+
+    def _stalled_ms(self) -> float:
+        """How long the machine kept the bot from running: the pressure stall information
+        (the bot's group's, or the machine's), or the referee's lateness if larger."""
+        stalled = self.late_s * 1000
+        if self.start_stall_us is not None:
+            now = self.cgroup.cpu_stall_us() if self.own_stall else system_cpu_stall_us()
+            if now is not None:
+                stalled = max(stalled, (now - self.start_stall_us) / 1000)
+        return stalled
+
+    def settle(self) -> MeterReading:
+        """The answer is in: freeze the bot, read its exact count, and say whether it was
+        over its allowance. The bot stays frozen until it is asked again."""
+        self.cgroup.freeze_and_settle()
+        elapsed_ms = (time.monotonic() - self.started) * 1000
+        charged = self._used_ms()
+        stalled = min(self._stalled_ms(), elapsed_ms)
+        over = None
+        if charged > self.allowance_ms:
+            over = (
+                f"used {charged:.1f} ms of CPU time, over its allowance of "
+                f"{self.allowance_ms:.0f} ms (CPU clock)"
+            )
+        return MeterReading(charged, stalled, over)
+
+    def look(self, now: float) -> tuple[MeterReading | None, float]:
+        """While the bot thinks: its reading if it must be stopped now (over its CPU
+        allowance or past the backstop), else None and how long to wait (seconds) before
+        looking again."""
+        used = self._used_ms()
+        if used >= self.allowance_ms:
+            return self.settle(), 0.0
+        elapsed_ms = (now - self.started) * 1000
+        stalled = self._stalled_ms()
+        limit_ms = self.backstop_ms * STALL_STRETCH
+        if elapsed_ms - stalled >= self.backstop_ms or elapsed_ms >= limit_ms:
+            reading = self.settle()
+            if reading.over is not None:
+                return reading, 0.0
+            stall_note = (
+                f"; the machine stalled it for {reading.stall_ms:.0f} ms of that"
+                if reading.stall_ms >= 1
+                else ""
+            )
+            detail = (
+                f"no answer within the wall-clock backstop: {elapsed_ms:.0f} ms, "
+                f"{self.backstop_ms / self.allowance_ms:g}x its CPU allowance of "
+                f"{self.allowance_ms:.0f} ms, of which it used {reading.charged_ms:.1f} ms of "
+                f"CPU time (sleeping, blocked or waiting?){stall_note}"
+            )
+            return MeterReading(reading.charged_ms, reading.stall_ms, detail), 0.0
+        # A bot on n CPUs spends at most n CPU-ms per ms: look again before it could be over.
+        until_over = (self.allowance_ms - used) / 1000 / _cpu_count()
+        until_backstop = (min(self.backstop_ms + stalled, limit_ms) - elapsed_ms) / 1000
+        return None, max(_LOOK_FLOOR, min(_LOOK_SLICE, until_over, until_backstop))
+
+    def waited(self, asked_s: float, took_s: float) -> None:
+        """Note a wait of the referee's that overran (it was not scheduled in time)."""
+        if took_s > asked_s + _LATE_AFTER:
+            self.late_s += took_s - asked_s
