@@ -33,6 +33,7 @@ from tournaments.report.report_data import BotActivity
 from tournaments.stats.forfeits import row_faults
 from tournaments.stats.ratings import PAIR_UNIT
 from tournaments.stats.standings import Standings, StandingsRow
+from tournaments.store.rows import ResultRow
 
 __all__ = [
     "CSV_COLUMNS",
@@ -506,7 +507,7 @@ def _count(number: int, noun: str, nouns: str) -> str:
 
 
 def match_line(
-    row: Mapping[str, Any],
+    row: ResultRow,
     done: int,
     total: int,
     hints: Mapping[str, Sequence[str]] | None = None,
@@ -521,17 +522,17 @@ def match_line(
             return explain_fault(fault)
         return explain_fault(fault, hints.get(fault.bot, ()), hint=fault.bot in hints)
 
-    seats = (str(row.get("seat0")), str(row.get("seat1")))
-    where = f"[{done:>{len(str(total))}}/{total}] {row.get('match_id')}: "
-    seconds = f"{float(row.get('duration_s') or 0):.1f} s"
+    seats = row.seats
+    where = f"[{done:>{len(str(total))}}/{total}] {row.match_id}: "
+    seconds = f"{row.duration_s:.1f} s"
     forfeit, faults = row_faults(row)
-    if row.get("void") or row.get("winner_seat") is None:
+    winner_seat = row.winner_seat
+    if row.void or winner_seat is None:
         reasons = "; ".join(explain(fault) for fault in faults)
         return f"{where}void, both bots failed before the first game ({seconds}): {reasons}"
-    winner_seat = int(row["winner_seat"])
     winner, loser = seats[winner_seat], seats[1 - winner_seat]
-    scores = (row.get("score0", 0), row.get("score1", 0))
-    games = int(row.get("games") or 0)
+    scores = (row.score0, row.score1)
+    games = row.games
     score = f"{scores[winner_seat]}-{scores[1 - winner_seat]}"
     if forfeit is None:
         return (
@@ -544,9 +545,9 @@ def match_line(
     )
 
 
-def has_fault(row: Mapping[str, Any]) -> bool:
+def has_fault(row: ResultRow) -> bool:
     """True for a stored match that a fault decided: a forfeit or a void match."""
-    return bool(row.get("void")) or row.get("forfeit_json") is not None
+    return row.void or row.forfeit_json is not None
 
 
 class _Hints:
@@ -556,7 +557,7 @@ class _Hints:
     def __init__(self, commands: Mapping[str, Sequence[str]] | None) -> None:
         self._commands = dict(commands or {})
 
-    def take(self, row: Mapping[str, Any]) -> dict[str, Sequence[str]]:
+    def take(self, row: ResultRow) -> dict[str, Sequence[str]]:
         """The commands, not given out yet, of the bots at fault in this stored match."""
         forfeit, faults = row_faults(row)
         names = {fault.bot for fault in (*faults, *([forfeit] if forfeit else []))}
@@ -578,10 +579,10 @@ class _RunClock:
         self.total, self.done, self.source = total, done, standings
         self.started = time.monotonic()
 
-    def count(self, row: Mapping[str, Any]) -> None:
+    def count(self, row: ResultRow) -> None:
         self.done += 1
         self.played += 1
-        self.games += int(row.get("games") or 0)
+        self.games += row.games
 
     def summary(self) -> str:
         """``12/12 matches stored; this run played 40 games in 4.4 s (9.1 games/s)``."""
@@ -669,7 +670,7 @@ class LiveDisplay:
         )
         self._live.start(refresh=True)
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         """Advance the bar; print a match a fault decided above the display; refresh the
         standings when due."""
         self._clock.count(row)
@@ -734,7 +735,7 @@ class LinesDisplay:
             markup=False,
         )
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         """Print the match's line; every ``every`` matches, the standings."""
         clock = self._clock
         clock.count(row)
@@ -774,7 +775,7 @@ class QuietDisplay:
         """Remember the counts."""
         self._clock.begin(total, done, standings)
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         """Count the match."""
         self._clock.count(row)
 
