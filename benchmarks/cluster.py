@@ -33,11 +33,9 @@ import resource
 import sqlite3
 import tempfile
 import time
-from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from statistics import median
-from typing import Any
 
 import psutil  # installed with dask's distributed
 from rich.console import Console
@@ -49,6 +47,7 @@ from tournaments.config.tournament import ExecutorSetup, TournamentSetup
 from tournaments.report.terminal import QuietDisplay
 from tournaments.run.cluster import open_cluster
 from tournaments.run.coordinator import run_tournament
+from tournaments.store.rows import ResultRow
 
 WORKERS = 2
 
@@ -90,7 +89,7 @@ class _Clock(QuietDisplay):
         self.stored = 0
         self.samples: list[tuple[float, dict[int, tuple[str, float]]]] = []
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         super().match_stored(row)
         now = time.perf_counter()
         if self.first is None:

@@ -47,7 +47,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from statistics import median
@@ -64,6 +63,7 @@ from referee.time_control import TimeControl
 from tournaments.config.tournament import ExecutorSetup, TournamentSetup
 from tournaments.report.terminal import QuietDisplay
 from tournaments.run.coordinator import cpus_text, run_tournament, worker_cpus
+from tournaments.store.rows import ResultRow
 
 
 class StoreClock(QuietDisplay):
@@ -77,14 +77,14 @@ class StoreClock(QuietDisplay):
         self.games = 0
         self.games_after_first = 0
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         super().match_stored(row)
         now = time.perf_counter()
-        self.games += int(row["games"])
+        self.games += row.games
         if self.first is None:
             self.first = now
         else:
-            self.games_after_first += int(row["games"])
+            self.games_after_first += row.games
         self.last = now
 
 
@@ -186,7 +186,7 @@ class _HeapProbe(StoreClock):
         self.stored = 0
         self.retained = 0
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         super().match_stored(row)
         self.stored += 1
         if self.stored == self.matches:

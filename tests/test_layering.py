@@ -301,6 +301,34 @@ def test_running_a_tournament_loads_no_renderer() -> None:
     assert loaded == []
 
 
+def test_only_the_command_line_uses_the_terminal_renderer() -> None:
+    """The pages and the standings' text forms come from tournaments.report.formats; the rich
+    tables and displays (tournaments.report.terminal) are the command line's alone."""
+
+    def allowed(module: str, name: str) -> bool:
+        return not _within(name, "tournaments.report.terminal") or _within(
+            module, "tournaments.cli", "tournaments.report.terminal"
+        )
+
+    assert _violations(PACKAGES, allowed) == []
+
+
+def test_the_pages_and_the_web_service_load_no_rich() -> None:
+    """Writing the HTML report or serving the league needs the standings as data, not rich:
+    nothing they import, however indirectly, loads the terminal renderer or rich."""
+    loaded = _loaded_by(
+        (
+            "tournaments.report.formats",
+            "tournaments.report.html_report",
+            "tournaments.report.replay_page",
+            "tournaments.web.app",
+        ),
+        modules=("tournaments.report.terminal",),
+        packages=("rich",),
+    )
+    assert loaded == []
+
+
 def _loaded_by(
     imported: tuple[str, ...], *, modules: tuple[str, ...] = (), packages: tuple[str, ...] = ()
 ) -> list[str]:

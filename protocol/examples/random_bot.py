@@ -14,7 +14,7 @@ class RandomBot(Bot):
 
     name = "random"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | str | None = None) -> None:
         self.rng = random.Random(seed)
 
     def decide(self, view: Decision, legal: Sequence[Action]) -> Action:

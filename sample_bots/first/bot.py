@@ -1,20 +1,17 @@
-"""The bundled ``first`` bot: always the first legal action. A fixed, trivial opponent."""
+"""The bundled ``first`` bot: always the first legal action. A fixed, trivial opponent.
 
-from collections.abc import Sequence
+It is the SDK's example :class:`protocol.examples.first_legal.FirstLegalBot` under the name
+``first``: one source for both, so the bot the documentation shows is the one that plays."""
 
-from protocol.sdk import Action, Bot, Decision, run
+from protocol.examples.first_legal import FirstLegalBot
+from protocol.sdk import run
 
 
-class FirstLegalBot(Bot):
-    """Answers every decision with the first action of the legal list."""
+class FirstBot(FirstLegalBot):
+    """The example, named as the bundled bot."""
 
     name = "first"
-    author = "aegis-ref"
-
-    def decide(self, view: Decision, legal: Sequence[Action]) -> Action:
-        """The first legal action."""
-        return legal[0]
 
 
 if __name__ == "__main__":
-    run(FirstLegalBot())
+    run(FirstBot())

@@ -14,11 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from protocol.examples.first_legal import FirstLegalBot
+from protocol.examples.random_bot import RandomBot
 from protocol.sdk import EXIT_REJECTED
 from protocol.version import PROTOCOL_VERSION
 from referee.bots import BotSpec
 from referee.rules.options import RulesOptions
 from referee.runner import MatchRunner
+from sample_bots.first.bot import FirstBot
+from sample_bots.random.bot import BundledRandomBot
 from tests.protocol.sdk_support import (
     BOT_TIMEOUT,
     ScriptedReferee,
@@ -263,3 +267,14 @@ def test_sdk_bots_play_against_the_real_match_runner(directory: Path) -> None:
 def test_the_random_bot_example_is_under_thirty_lines() -> None:
     source = Path(__file__).resolve().parents[2] / "protocol" / "examples" / "random_bot.py"
     assert len(source.read_text(encoding="utf-8").splitlines()) < 30
+
+
+def test_the_bundled_first_and_random_bots_are_the_examples() -> None:
+    """One source: the bundled ``first`` and ``random`` (sample_bots/) are the examples under
+    their own names and choose nothing of their own; ``random`` adds its personal seed."""
+    assert issubclass(FirstBot, FirstLegalBot)
+    assert issubclass(BundledRandomBot, RandomBot)
+    decisions = {"decide", "exchange", "bid", "play"}
+    assert decisions & set(vars(FirstBot)) == set()
+    assert decisions & set(vars(BundledRandomBot)) == set()
+    assert (FirstBot.name, BundledRandomBot.name) == ("first", "random")

@@ -11,6 +11,7 @@ from typing import Any
 from referee.bots import BotSpec
 from tournaments.schedule.pairings import ScheduledMatch, match_id, pairing_key
 from tournaments.store.database import add_schedule, ensure_meta, open_store, save_bots, save_result
+from tournaments.store.rows import ResultRow
 
 
 def row(
@@ -22,33 +23,33 @@ def row(
     games: int = 6,
     games_won: tuple[int, int] = (4, 2),
     forfeit: tuple[int, str] | None = None,
-) -> dict[str, Any]:
+) -> ResultRow:
     """A results row; ``forfeit`` is (offending seat, fault kind); no winner means void."""
     void = winner_seat is None
-    return {
-        "match_id": identifier,
-        "seat0": seats[0],
-        "seat1": seats[1],
-        "void": int(void),
-        "winner_seat": winner_seat,
-        "winner": None if winner_seat is None else seats[winner_seat],
-        "termination": "void" if void else ("forfeit" if forfeit else "target"),
-        "score0": 0 if void else scores[0],
-        "score1": 0 if void else scores[1],
-        "games": 0 if void else games,
-        "games_won0": 0 if void else games_won[0],
-        "games_won1": 0 if void else games_won[1],
-        "forfeit_seat": None if forfeit is None else forfeit[0],
-        "forfeit_bot": None if forfeit is None else seats[forfeit[0]],
-        "forfeit_kind": None if forfeit is None else forfeit[1],
-        "forfeit_json": None if forfeit is None else json.dumps({"fault": forfeit[1]}),
-        "faults_json": "[]",
-        "timings_json": "{}",
-        "record_path": f"records/match-{identifier}.jsonl",
-        "duration_s": 0.01,
-        "worker": "test:1",
-        "finished_at": "2024-01-01T00:00:00.000+00:00",
-    }
+    return ResultRow(
+        match_id=identifier,
+        seat0=seats[0],
+        seat1=seats[1],
+        void=void,
+        winner_seat=winner_seat,
+        winner=None if winner_seat is None else seats[winner_seat],
+        termination="void" if void else ("forfeit" if forfeit else "target"),
+        score0=0 if void else scores[0],
+        score1=0 if void else scores[1],
+        games=0 if void else games,
+        games_won0=0 if void else games_won[0],
+        games_won1=0 if void else games_won[1],
+        forfeit_seat=None if forfeit is None else forfeit[0],
+        forfeit_bot=None if forfeit is None else seats[forfeit[0]],
+        forfeit_kind=None if forfeit is None else forfeit[1],
+        forfeit_json=None if forfeit is None else json.dumps({"fault": forfeit[1]}),
+        faults_json="[]",
+        timings_json="{}",
+        record_path=f"records/match-{identifier}.jsonl",
+        duration_s=0.01,
+        worker="test:1",
+        finished_at="2024-01-01T00:00:00.000+00:00",
+    )
 
 
 def new_store(

@@ -28,6 +28,7 @@ from urllib.parse import quote
 from referee.atomic import write_atomically
 from tournaments.errors import TournamentError
 from tournaments.report.assets import asset_text
+from tournaments.report.formats import ladder_line, standings_json
 from tournaments.report.replay_page import RecordReadError, write_replay_page
 from tournaments.report.report_data import (
     MAX_PROGRESSION_POINTS,
@@ -38,7 +39,6 @@ from tournaments.report.report_data import (
     ReportData,
     read_report,
 )
-from tournaments.report.terminal import ladder_line, standings_json
 from tournaments.schedule.pairings import pairing_key
 from tournaments.stats.ratings import DEFAULT_ELO, PAIR_UNIT, Rating
 from tournaments.stats.standings import Standings, load_standings

@@ -1,15 +1,11 @@
-"""Everything the tournament system shows: rich tables, the live display, and the standings
-as CSV, JSON, Markdown and HTML. The only module that renders; it computes nothing."""
+"""What the tournament system shows at a terminal: rich tables and the live displays. The
+only module below the command line that imports rich; the standings as text (CSV, JSON,
+Markdown, HTML) are :mod:`tournaments.report.formats`. It computes nothing."""
 
 from __future__ import annotations
 
-import csv
-import html
-import io
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -29,378 +25,29 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.faults import Fault, explain_fault
+from tournaments.report.formats import (
+    FORMATS,
+    column_headings,
+    crosstable_cell,
+    row_cells,
+    summary_line,
+)
 from tournaments.report.report_data import BotActivity
 from tournaments.stats.forfeits import row_faults
-from tournaments.stats.ratings import PAIR_UNIT
-from tournaments.stats.standings import Standings, StandingsRow
+from tournaments.stats.standings import Standings
+from tournaments.store.rows import ResultRow
 
 __all__ = [
-    "CSV_COLUMNS",
-    "FORMATS",
     "LinesDisplay",
     "LiveDisplay",
     "QuietDisplay",
     "crosstable_table",
     "has_fault",
-    "ladder_line",
     "match_line",
     "print_standings",
     "render_standings",
-    "standings_json",
     "standings_table",
-    "to_csv",
-    "to_html",
-    "to_json",
-    "to_markdown",
 ]
-
-#: The columns of the CSV form, in order.
-CSV_COLUMNS = (
-    "rank",
-    "name",
-    "elo",
-    "elo_low",
-    "elo_high",
-    "matches",
-    "wins",
-    "losses",
-    "win_pct",
-    "games",
-    "games_won",
-    "avg_points_for",
-    "avg_points_against",
-    "forfeits",
-    "void",
-    "elo_match_low",
-    "elo_match_high",
-)
-
-
-def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(value, digits)
-
-
-_NONE = "-"
-
-
-def _elo(value: float | None) -> str:
-    return _NONE if value is None else f"{value:.0f}"
-
-
-def _half_width(elo: float | None, high: float | None) -> str:
-    """Half the width of a confidence interval, which is symmetric: ``±43``."""
-    return _NONE if elo is None or high is None else f"±{high - elo:.0f}"
-
-
-def _by_pair(standings: Standings) -> bool:
-    """True if the intervals treat a duplicate pair as the unit (the match one is shown too)."""
-    return standings.fit.unit == PAIR_UNIT
-
-
-def _percent(value: float | None) -> str:
-    return _NONE if value is None else f"{100 * value:.1f}"
-
-
-def _average(value: float | None) -> str:
-    return _NONE if value is None else f"{value:.2f}"
-
-
-def _forfeits(row: StandingsRow) -> str:
-    kinds = row.record.forfeits
-    total = sum(kinds.values())
-    if not total:
-        return "0"
-    return f"{total} ({', '.join(f'{kind} {count}' for kind, count in sorted(kinds.items()))})"
-
-
-def _cell(table: Mapping[str, Mapping[str, tuple[int, int]]], row: str, column: str) -> str:
-    if row == column:
-        return "·"
-    found = table.get(row, {}).get(column)
-    return "" if found is None else f"{found[0]}-{found[1]}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Plain data
-
-
-def standings_json(standings: Standings) -> dict[str, Any]:
-    """The standings as JSON-ready data (the ``--format json`` document)."""
-    names = [row.name for row in standings.rows]
-    return {
-        "tournament": standings.name,
-        "matches_played": standings.matches_played,
-        "matches_scheduled": standings.matches_scheduled,
-        "matches_unscheduled": standings.matches_unscheduled,
-        "unscheduled_bots": list(standings.unscheduled_bots),
-        "games": standings.games,
-        "void": standings.void,
-        "anchor": standings.anchor,
-        "confidence": standings.fit.confidence,
-        "interval_unit": standings.fit.unit,
-        "virtual_draws": standings.fit.virtual_draws,
-        "warnings": list(standings.warnings),
-        **_ladder_json(standings),
-        "bots": [
-            {
-                "rank": row.rank,
-                "name": row.name,
-                "elo": _round(row.rating.elo, 1),
-                "elo_low": _round(row.rating.low, 1),
-                "elo_high": _round(row.rating.high, 1),
-                "elo_stderr": _round(row.rating.stderr, 1),
-                "elo_match_low": _round(row.rating.match_low, 1),
-                "elo_match_high": _round(row.rating.match_high, 1),
-                "elo_match_stderr": _round(row.rating.match_stderr, 1),
-                "matches": row.record.matches,
-                "wins": row.record.wins,
-                "losses": row.record.losses,
-                "win_pct": _round(
-                    None if row.record.win_rate is None else 100 * row.record.win_rate, 2
-                ),
-                "void": row.record.void,
-                "games": row.record.games,
-                "games_won": row.record.games_won,
-                "avg_points_for": _round(row.record.points_for_per_game, 3),
-                "avg_points_against": _round(row.record.points_against_per_game, 3),
-                "forfeits": sum(row.record.forfeits.values()),
-                "forfeits_by_kind": dict(sorted(row.record.forfeits.items())),
-                **({"status": standings.status(row.name)} if standings.ladder else {}),
-            }
-            for row in standings.rows
-        ],
-        "crosstable": {
-            name: {
-                other: {"wins": found[0], "losses": found[1]}
-                for other in names
-                if (found := standings.crosstable.get(name, {}).get(other)) is not None
-            }
-            for name in names
-        },
-        "pairs": {
-            name: {
-                other: {
-                    "won_both": pairs.won_both,
-                    "split": pairs.split,
-                    "lost_both": pairs.lost_both,
-                }
-                for other in names
-                if (pairs := standings.pairs.get(name, {}).get(other)) is not None
-            }
-            for name in names
-        },
-        "los": {
-            name: {other: round(value, 4) for other, value in standings.fit.los[name].items()}
-            for name in names
-            if name in standings.fit.los
-        },
-    }
-
-
-def _ladder_json(standings: Standings) -> dict[str, Any]:
-    """A ladder's round, phase and certification (nothing for the other formats)."""
-    ladder = standings.ladder
-    if ladder is None:
-        return {}
-    return {
-        "ladder": {
-            "round": ladder.round,
-            "phase": ladder.phase,
-            "finished": ladder.stop,
-            "certification": ladder.certification,
-            "byes": list(ladder.byes),
-        }
-    }
-
-
-def ladder_line(standings: Standings) -> str | None:
-    """``Ladder round 4 (swiss): top 3 certified at 95 %`` for a ladder, else None."""
-    ladder = standings.ladder
-    if ladder is None:
-        return None
-    where = (
-        f"finished after {ladder.round - 1} round(s)"
-        if ladder.stop
-        else f"round {ladder.round} ({ladder.phase})"
-    )
-    return f"Ladder {where}: {ladder.certification}"
-
-
-def to_json(standings: Standings) -> str:
-    """The standings as an indented JSON document."""
-    return json.dumps(standings_json(standings), indent=2, ensure_ascii=False) + "\n"
-
-
-def to_csv(standings: Standings) -> str:
-    """One line per bot under a header of :data:`CSV_COLUMNS`; empty cells for no value."""
-    stream = io.StringIO()
-    writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for bot in standings_json(standings)["bots"]:
-        writer.writerow(["" if bot[column] is None else bot[column] for column in CSV_COLUMNS])
-    return stream.getvalue()
-
-
-def _headings(standings: Standings, *, short: bool = False) -> list[str]:
-    """Column headings of the human forms: ``short`` ones fit a terminal of 80 columns. A
-    void column only when some match was void; the interval by duplicate pair and the one by
-    match when the fit had the pairs, else the one by match."""
-    confidence = f"±{100 * standings.fit.confidence:.0f}%"
-    if not _by_pair(standings):
-        intervals = [confidence]
-    elif short:
-        intervals = ["±pair", "±match"]
-    else:
-        intervals = [f"{confidence} pair", f"{confidence} match"]
-    headings = [
-        "#",
-        "bot",
-        "Elo",
-        *intervals,
-        "W-L",
-        "win%" if short else "win %",
-        "games" if short else "games won",
-        "pts/g" if short else "pts/game",
-        "opp/g" if short else "opp/game",
-        "forfeits",
-        *(["status"] if standings.ladder else []),
-    ]
-    return [*headings, "void"] if standings.void else headings
-
-
-def _row_cells(row: StandingsRow, standings: Standings) -> list[str]:
-    record, rating = row.record, row.rating
-    intervals = [_half_width(rating.elo, rating.high)]
-    if _by_pair(standings):
-        intervals.append(_half_width(rating.elo, rating.match_high))
-    cells = [
-        str(row.rank),
-        row.name,
-        _elo(rating.elo),
-        *intervals,
-        f"{record.wins}-{record.losses}",
-        _percent(record.win_rate),
-        f"{record.games_won}/{record.games}",
-        _average(record.points_for_per_game),
-        _average(record.points_against_per_game),
-        _forfeits(row),
-        *([standings.status(row.name) or "-"] if standings.ladder else []),
-    ]
-    return [*cells, str(record.void)] if standings.void else cells
-
-
-def _summary(standings: Standings) -> str:
-    ladder = ladder_line(standings)
-    return (
-        (
-            f"{standings.matches_played}/{standings.matches_scheduled} matches, "
-            if ladder is None  # a ladder's schedule grows round by round
-            else f"{standings.matches_played} matches, "
-        )
-        + f"{standings.games} games"
-        + (f", {standings.void} void" if standings.void else "")
-        + (f"; Elo anchor {standings.anchor} = 1500" if standings.anchor else "; mean Elo 1500")
-        + (f". {ladder}" if ladder else "")
-    )
-
-
-def to_markdown(standings: Standings) -> str:
-    """The standings and the crosstable as Markdown tables."""
-
-    def escape(text: str) -> str:
-        return text.replace("|", "\\|")
-
-    headings = _headings(standings)
-    lines = [
-        f"## Standings: {escape(standings.name)}",
-        "",
-        _summary(standings),
-        "",
-        "| " + " | ".join(headings) + " |",
-        "|" + "|".join("---" if heading == "bot" else "---:" for heading in headings) + "|",
-    ]
-    lines += [
-        "| " + " | ".join(escape(cell) for cell in _row_cells(row, standings)) + " |"
-        for row in standings.rows
-    ]
-    for warning in standings.warnings:
-        lines += ["", f"> Warning: {escape(warning)}"]
-    names = [row.name for row in standings.rows]
-    lines += [
-        "",
-        "### Crosstable: row's wins-losses against column",
-        "",
-        "| | " + " | ".join(names) + " |",
-        "|---|" + "---:|" * len(names),
-    ]
-    lines += [
-        f"| {name} | "
-        + " | ".join(_cell(standings.crosstable, name, other) for other in names)
-        + " |"
-        for name in names
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def to_html(standings: Standings) -> str:
-    """A standalone HTML page with the standings and the crosstable."""
-    escape = html.escape
-    headings = _headings(standings)
-    names = [row.name for row in standings.rows]
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        '<head><meta charset="utf-8">',
-        f"<title>Standings: {escape(standings.name)}</title>",
-        "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin:1em 0}"
-        "th,td{border:1px solid #ccc;padding:.2em .6em;text-align:right}"
-        "td.name,th.name{text-align:left}</style>",
-        "</head>",
-        "<body>",
-        f"<h1>Standings: {escape(standings.name)}</h1>",
-        f"<p>{escape(_summary(standings))}</p>",
-    ]
-    parts += [
-        f'<p class="warning">Warning: {escape(warning)}</p>' for warning in standings.warnings
-    ]
-    parts.append('<table class="standings">')
-    parts.append(
-        "<tr>"
-        + "".join(
-            f'<th class="name">{escape(h)}</th>' if h == "bot" else f"<th>{escape(h)}</th>"
-            for h in headings
-        )
-        + "</tr>"
-    )
-    for row in standings.rows:
-        cells = _row_cells(row, standings)
-        parts.append(
-            "<tr>"
-            + "".join(
-                (
-                    f'<td class="name">{escape(cell)}</td>'
-                    if index == 1
-                    else f"<td>{escape(cell)}</td>"
-                )
-                for index, cell in enumerate(cells)
-            )
-            + "</tr>"
-        )
-    parts.append("</table>")
-    parts.append("<h2>Crosstable: row's wins-losses against column</h2>")
-    parts.append('<table class="crosstable">')
-    parts.append("<tr><th></th>" + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>")
-    for name in names:
-        parts.append(
-            f'<tr><th class="name">{escape(name)}</th>'
-            + "".join(
-                f"<td>{escape(_cell(standings.crosstable, name, other))}</td>" for other in names
-            )
-            + "</tr>"
-        )
-    parts += ["</table>", "</body>", "</html>"]
-    return "\n".join(parts) + "\n"
-
 
 # ---------------------------------------------------------------------------------------------
 # Rich
@@ -409,12 +56,12 @@ def to_html(standings: Standings) -> str:
 def standings_table(standings: Standings, *, limit: int | None = None) -> Table:
     """The standings as a rich table (the first ``limit`` rows if given)."""
     table = Table(
-        title=f"{standings.name}: {_summary(standings)}",
+        title=f"{standings.name}: {summary_line(standings)}",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for heading in _headings(standings, short=True):
+    for heading in column_headings(standings, short=True):
         table.add_column(
             heading,
             justify="left" if heading in ("bot", "forfeits") else "right",
@@ -424,7 +71,7 @@ def standings_table(standings: Standings, *, limit: int | None = None) -> Table:
         )
     rows = standings.rows if limit is None else standings.rows[:limit]
     for row in rows:
-        table.add_row(*_row_cells(row, standings))
+        table.add_row(*row_cells(row, standings))
     if limit is not None and len(standings.rows) > limit:
         table.caption = f"… and {len(standings.rows) - limit} more"
     return table
@@ -465,7 +112,9 @@ def crosstable_table(standings: Standings) -> Table:
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     for name in names:
-        table.add_row(name, *(_cell(standings.crosstable, name, other) for other in names))
+        table.add_row(
+            name, *(crosstable_cell(standings.crosstable, name, other) for other in names)
+        )
     return table
 
 
@@ -476,15 +125,6 @@ def print_standings(standings: Standings, console: Console) -> None:
     console.print(crosstable_table(standings))
     for warning in standings.warnings:
         console.print(f"[yellow]Warning:[/yellow] {warning}")
-
-
-#: The text forms of ``aegis-ref standings --format``.
-FORMATS: dict[str, Callable[[Standings], str]] = {
-    "csv": to_csv,
-    "json": to_json,
-    "markdown": to_markdown,
-    "html": to_html,
-}
 
 
 def render_standings(standings: Standings, format: str, console: Console) -> None:
@@ -506,7 +146,7 @@ def _count(number: int, noun: str, nouns: str) -> str:
 
 
 def match_line(
-    row: Mapping[str, Any],
+    row: ResultRow,
     done: int,
     total: int,
     hints: Mapping[str, Sequence[str]] | None = None,
@@ -521,17 +161,17 @@ def match_line(
             return explain_fault(fault)
         return explain_fault(fault, hints.get(fault.bot, ()), hint=fault.bot in hints)
 
-    seats = (str(row.get("seat0")), str(row.get("seat1")))
-    where = f"[{done:>{len(str(total))}}/{total}] {row.get('match_id')}: "
-    seconds = f"{float(row.get('duration_s') or 0):.1f} s"
+    seats = row.seats
+    where = f"[{done:>{len(str(total))}}/{total}] {row.match_id}: "
+    seconds = f"{row.duration_s:.1f} s"
     forfeit, faults = row_faults(row)
-    if row.get("void") or row.get("winner_seat") is None:
+    winner_seat = row.winner_seat
+    if row.void or winner_seat is None:
         reasons = "; ".join(explain(fault) for fault in faults)
         return f"{where}void, both bots failed before the first game ({seconds}): {reasons}"
-    winner_seat = int(row["winner_seat"])
     winner, loser = seats[winner_seat], seats[1 - winner_seat]
-    scores = (row.get("score0", 0), row.get("score1", 0))
-    games = int(row.get("games") or 0)
+    scores = (row.score0, row.score1)
+    games = row.games
     score = f"{scores[winner_seat]}-{scores[1 - winner_seat]}"
     if forfeit is None:
         return (
@@ -544,9 +184,9 @@ def match_line(
     )
 
 
-def has_fault(row: Mapping[str, Any]) -> bool:
+def has_fault(row: ResultRow) -> bool:
     """True for a stored match that a fault decided: a forfeit or a void match."""
-    return bool(row.get("void")) or row.get("forfeit_json") is not None
+    return row.void or row.forfeit_json is not None
 
 
 class _Hints:
@@ -556,7 +196,7 @@ class _Hints:
     def __init__(self, commands: Mapping[str, Sequence[str]] | None) -> None:
         self._commands = dict(commands or {})
 
-    def take(self, row: Mapping[str, Any]) -> dict[str, Sequence[str]]:
+    def take(self, row: ResultRow) -> dict[str, Sequence[str]]:
         """The commands, not given out yet, of the bots at fault in this stored match."""
         forfeit, faults = row_faults(row)
         names = {fault.bot for fault in (*faults, *([forfeit] if forfeit else []))}
@@ -578,10 +218,10 @@ class _RunClock:
         self.total, self.done, self.source = total, done, standings
         self.started = time.monotonic()
 
-    def count(self, row: Mapping[str, Any]) -> None:
+    def count(self, row: ResultRow) -> None:
         self.done += 1
         self.played += 1
-        self.games += int(row.get("games") or 0)
+        self.games += row.games
 
     def summary(self) -> str:
         """``12/12 matches stored; this run played 40 games in 4.4 s (9.1 games/s)``."""
@@ -669,7 +309,7 @@ class LiveDisplay:
         )
         self._live.start(refresh=True)
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         """Advance the bar; print a match a fault decided above the display; refresh the
         standings when due."""
         self._clock.count(row)
@@ -734,7 +374,7 @@ class LinesDisplay:
             markup=False,
         )
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         """Print the match's line; every ``every`` matches, the standings."""
         clock = self._clock
         clock.count(row)
@@ -774,7 +414,7 @@ class QuietDisplay:
         """Remember the counts."""
         self._clock.begin(total, done, standings)
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         """Count the match."""
         self._clock.count(row)
 

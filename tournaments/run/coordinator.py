@@ -344,16 +344,12 @@ class _Coordinator:
         self, connection: sqlite3.Connection, match: ScheduledMatch, outcome: MatchOutcome
     ) -> None:
         """Write the record, then the row; tell the display."""
-        row = dict(outcome.row)
-        if row.get("match_id") != match.match_id or (row.get("seat0"), row.get("seat1")) != (
-            match.seats
-        ):
-            raise TournamentError(
-                f"a worker returned {row.get('match_id')!r} for {match.match_id!r}"
-            )
+        returned = outcome.row
+        if returned.match_id != match.match_id or returned.seats != match.seats:
+            raise TournamentError(f"a worker returned {returned.match_id!r} for {match.match_id!r}")
         path = record_path(self.output, match.match_id)
         write_record(path, outcome.record)  # the record first: never a row without it
-        row["record_path"] = str(path.relative_to(self.output))
+        row = returned.stored_at(str(path.relative_to(self.output)))
         if save_result(connection, row):
             self.played += 1
             self.forfeits.add(row)

@@ -4,10 +4,11 @@ with a few lines, and the coordinator needs neither rich nor the renderer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from tournaments.stats.standings import Standings
+from tournaments.store.rows import ResultRow
 
 __all__ = ["TournamentDisplay"]
 
@@ -19,7 +20,7 @@ class TournamentDisplay(Protocol):
         """The run begins: ``done`` of ``total`` matches are already stored; ``standings``
         computes the current standings when called."""
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         """A match was stored."""
 
     def tick(self) -> None:

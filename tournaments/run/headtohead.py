@@ -130,17 +130,17 @@ class Played:
             if line.get("type") == "game" and line.get("points") is not None:
                 points[0] += line["points"][0]
                 points[1] += line["points"][1]
-        forfeit = row["forfeit_json"]
+        forfeit = row.forfeit_json
         return cls(
             number=number,
-            players=(row["seat0"], row["seat1"]),
-            winner=None if row["void"] else row["winner_seat"],
-            termination=row["termination"],
-            scores=(row["score0"], row["score1"]),
-            games=row["games"],
+            players=row.seats,
+            winner=None if row.void else row.winner_seat,
+            termination=row.termination,
+            scores=(row.score0, row.score1),
+            games=row.games,
             points=(points[0], points[1]),
             forfeit=None if forfeit is None else Fault.from_json(json.loads(forfeit)),
-            faults=tuple(Fault.from_json(item) for item in json.loads(row["faults_json"])),
+            faults=tuple(Fault.from_json(item) for item in json.loads(row.faults_json)),
             record=tuple(outcome.record),
         )
 

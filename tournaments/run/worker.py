@@ -60,6 +60,7 @@ from referee.sandbox import SandboxPlan, bubblewrap_problem
 from referee.time_control import TimeControl
 from tournaments.errors import ClusterError
 from tournaments.run import reaper
+from tournaments.store.rows import ResultRow
 
 __all__ = [
     "MatchOutcome",
@@ -114,7 +115,7 @@ class MatchTask:
 class MatchOutcome:
     """A played match: its results-store row and its record, one JSON text per line."""
 
-    row: dict[str, Any]
+    row: ResultRow
     record: list[str]
 
 
@@ -404,9 +405,8 @@ def _timings_summary(report: MatchReport) -> dict[str, Any]:
 
 def result_row(
     report: MatchReport, *, record_path: str, duration_s: float, worker: str
-) -> dict[str, Any]:
-    """The results-store row of a played match (see
-    ``tournaments.store.database.RESULT_COLUMNS``)."""
+) -> ResultRow:
+    """The results-store row of a played match."""
     result = None if report.match is None else report.match.result
     void = report.void or result is None
     fault = report.forfeit_fault
@@ -415,30 +415,30 @@ def result_row(
         if game.result is not None:
             games_won[int(game.result.winner)] += 1
     winner_seat = None if void or result is None else int(result.winner)
-    return {
-        "match_id": report.match_id,
-        "seat0": report.players[0],
-        "seat1": report.players[1],
-        "void": int(void),
-        "winner_seat": winner_seat,
-        "winner": None if winner_seat is None else report.players[winner_seat],
-        "termination": "void" if void or result is None else result.termination.value,
-        "score0": 0 if result is None else result.scores[0],
-        "score1": 0 if result is None else result.scores[1],
-        "games": 0 if result is None else result.games,
-        "games_won0": games_won[0],
-        "games_won1": games_won[1],
-        "forfeit_seat": None if fault is None else fault.seat,
-        "forfeit_bot": None if fault is None else fault.bot,
-        "forfeit_kind": None if fault is None else fault.kind.value,
-        "forfeit_json": None if fault is None else json.dumps(fault.to_json()),
-        "faults_json": json.dumps([item.to_json() for item in report.faults]),
-        "timings_json": json.dumps(_timings_summary(report)),
-        "record_path": record_path,
-        "duration_s": round(duration_s, 4),
-        "worker": worker,
-        "finished_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
-    }
+    return ResultRow(
+        match_id=report.match_id,
+        seat0=report.players[0],
+        seat1=report.players[1],
+        void=void,
+        winner_seat=winner_seat,
+        winner=None if winner_seat is None else report.players[winner_seat],
+        termination="void" if void or result is None else result.termination.value,
+        score0=0 if result is None else result.scores[0],
+        score1=0 if result is None else result.scores[1],
+        games=0 if result is None else result.games,
+        games_won0=games_won[0],
+        games_won1=games_won[1],
+        forfeit_seat=None if fault is None else fault.seat,
+        forfeit_bot=None if fault is None else fault.bot,
+        forfeit_kind=None if fault is None else fault.kind.value,
+        forfeit_json=None if fault is None else json.dumps(fault.to_json()),
+        faults_json=json.dumps([item.to_json() for item in report.faults]),
+        timings_json=json.dumps(_timings_summary(report)),
+        record_path=record_path,
+        duration_s=round(duration_s, 4),
+        worker=worker,
+        finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+    )
 
 
 def play_match_task(task: MatchTask) -> MatchOutcome:

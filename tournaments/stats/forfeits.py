@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from referee.faults import Fault, fault_reason
+from tournaments.store.rows import ResultRow
 
 __all__ = ["BotForfeits", "ForfeitTally", "row_faults"]
 
 
-def row_faults(row: Mapping[str, Any]) -> tuple[Fault | None, tuple[Fault, ...]]:
+def row_faults(row: ResultRow) -> tuple[Fault | None, tuple[Fault, ...]]:
     """A stored match row's forfeit (None if it had none) and all its faults; faults that
     cannot be read are left out (a row is the workers' plain data, not a bot's)."""
-    forfeit = _fault(row.get("forfeit_json"))
+    forfeit = _fault(row.forfeit_json)
     faults: list[Fault] = []
     try:
-        listed = json.loads(row.get("faults_json") or "[]")
+        listed = json.loads(row.faults_json or "[]")
     except (TypeError, ValueError):
         listed = []
     for item in listed if isinstance(listed, list) else []:
@@ -98,14 +98,11 @@ class ForfeitTally:
     def __init__(self) -> None:
         self._bots: dict[str, _Counts] = {}
 
-    def add(self, row: Mapping[str, Any]) -> None:
+    def add(self, row: ResultRow) -> None:
         """Count one stored match row."""
         forfeit, faults = row_faults(row)
-        void = bool(row.get("void"))
-        for seat in ("seat0", "seat1"):
-            name = row.get(seat)
-            if not isinstance(name, str):
-                continue
+        void = row.void
+        for name in row.seats:
             counts = self._bots.setdefault(name, _Counts())
             counts.matches += 1
             own = [fault for fault in faults if fault.bot == name]

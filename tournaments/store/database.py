@@ -51,6 +51,7 @@ from referee.record_files import write_record as write_record_file
 from tournaments.errors import StoreError, StoreLockedError, StoreMismatchError
 from tournaments.schedule.pairings import ScheduledMatch
 from tournaments.schedule.seeds import draw_seed
+from tournaments.store.rows import RESULT_COLUMNS, ResultRow
 
 __all__ = [
     "DATABASE_NAME",
@@ -178,32 +179,6 @@ CREATE TABLE IF NOT EXISTS ladder_rounds (
     planned_at TEXT NOT NULL
 );
 """
-
-#: The columns of a result row, as :func:`save_result` takes them.
-RESULT_COLUMNS = (
-    "match_id",
-    "seat0",
-    "seat1",
-    "void",
-    "winner_seat",
-    "winner",
-    "termination",
-    "score0",
-    "score1",
-    "games",
-    "games_won0",
-    "games_won1",
-    "forfeit_seat",
-    "forfeit_bot",
-    "forfeit_kind",
-    "forfeit_json",
-    "faults_json",
-    "timings_json",
-    "record_path",
-    "duration_s",
-    "worker",
-    "finished_at",
-)
 
 
 def _now() -> str:
@@ -740,16 +715,13 @@ def write_record(path: Path, lines: Sequence[str]) -> None:
 
 
 @_store_operation("store a result")
-def save_result(connection: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
+def save_result(connection: sqlite3.Connection, row: ResultRow) -> bool:
     """Insert a finished match's row in one transaction; False if it was already stored."""
-    missing = [column for column in RESULT_COLUMNS if column not in row]
-    if missing:
-        raise ValueError(f"result row lacks {', '.join(missing)}")
     placeholders = ", ".join("?" for _ in RESULT_COLUMNS)
     with connection:
         cursor = connection.execute(
             f"INSERT OR IGNORE INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({placeholders})",
-            [row[column] for column in RESULT_COLUMNS],
+            row.values(),
         )
         return cursor.rowcount == 1
 

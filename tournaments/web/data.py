@@ -20,8 +20,8 @@ from urllib.parse import quote
 from protocol.codes import FaultKind
 from referee.faults import Fault, fault_reason
 from tournaments.league.runner import bot_history
+from tournaments.report.formats import standings_json
 from tournaments.report.report_data import fault_summary, rating_progression
-from tournaments.report.terminal import standings_json
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import (
     StoredMatch,

@@ -13,10 +13,10 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 import yaml
@@ -46,6 +46,7 @@ from tournaments.report.terminal import QuietDisplay
 from tournaments.run.coordinator import StopRequest, cpus_text, run_tournament, worker_cpus
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store
+from tournaments.store.rows import ResultRow
 
 T = TypeVar("T")
 RANDOM_BOT = Path(__file__).resolve().parents[3] / "sample_bots" / "random" / "bot.py"
@@ -146,7 +147,7 @@ class StopAfter(QuietDisplay):
         super().__init__(Console(file=io.StringIO()))
         self.stop, self.count, self.stored = stop, count, 0
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         super().match_stored(row)
         self.stored += 1
         if self.stored >= self.count:

@@ -7,10 +7,8 @@ from __future__ import annotations
 import dataclasses
 import io
 import sqlite3
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
@@ -23,6 +21,7 @@ from tournaments.report.terminal import QuietDisplay
 from tournaments.run import worker
 from tournaments.run.coordinator import run_tournament
 from tournaments.run.worker import MatchTask, bot_problems, close_worker_runner, play_match_task
+from tournaments.store.rows import ResultRow
 
 
 class ClosingDisplay(QuietDisplay):
@@ -35,7 +34,7 @@ class ClosingDisplay(QuietDisplay):
         self.stored = 0
         self.playing_when_closed: int | None = None
 
-    def match_stored(self, row: Mapping[str, Any]) -> None:
+    def match_stored(self, row: ResultRow) -> None:
         super().match_stored(row)
         self.stored += 1
         if self.stored == self.at:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tests.tournaments.stored import new_store, store_match
 from tournaments.cli import app
-from tournaments.report.terminal import CSV_COLUMNS
+from tournaments.report.formats import CSV_COLUMNS
 from tournaments.stats.ratings import PAIR_UNIT, fit_elo
 from tournaments.stats.sprt import PairCounts
 from tournaments.stats.standings import load_standings, tally

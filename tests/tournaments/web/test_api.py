@@ -14,7 +14,7 @@ import pytest
 
 from tests.tournaments.played import BOTS, CRASHER_OUTPUT, MATCHES, NAME
 from tests.tournaments.web.serving import served, wait_for_version
-from tournaments.report.terminal import standings_json
+from tournaments.report.formats import standings_json
 from tournaments.stats.standings import load_standings
 from tournaments.store.database import open_store, read_meta, stored_matches
 from tournaments.web.app import PAGE_POLICY
