@@ -264,9 +264,10 @@ static bool read_decision(const msgpack_object *msg, Decision *d) {
 
 /* ---- Writing messages (msgpack_packer) ------------------------------------------------ */
 
-/* Every protocol version this bot speaks (SPEC section 3): 1.1 added match_start's seed. */
-static const char *const PROTOCOL_VERSIONS[] = {"1.1", "1.0"};
-#define VERSION_COUNT 2
+/* Every protocol version this bot speaks (SPEC section 3): 1.1 added match_start's seed, 1.2
+ * its time control's clock (which this bot, answering at once, has no use for). */
+static const char *const PROTOCOL_VERSIONS[] = {"1.2", "1.1", "1.0"};
+#define VERSION_COUNT 3
 
 typedef struct {
     int64_t next_id;  /* our message ids: unique and increasing on the connection */

@@ -11,8 +11,9 @@
 const { parseArgs } = require('node:util');
 const { encode, decode } = require('@msgpack/msgpack');
 
-// Every protocol version this bot speaks (SPEC section 3): 1.1 added match_start's seed.
-const PROTOCOL_VERSIONS = ['1.1', '1.0'];
+// Every protocol version this bot speaks (SPEC section 3): 1.1 added match_start's seed, 1.2
+// its time control's clock (which this bot, answering at once, has no use for).
+const PROTOCOL_VERSIONS = ['1.2', '1.1', '1.0'];
 const BOT_NAME = 'js';
 
 // ---------------------------------------------------------------------------------------------

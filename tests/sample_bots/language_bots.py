@@ -180,8 +180,8 @@ def check_conversation(name: str) -> None:
     with raw_referee() as referee, bot_process(name, referee.endpoint) as process:
         hello = referee.receive()
         assert hello["type"] == "hello"
-        assert hello["version"] == "1.1"  # the newest version it speaks, until welcomed
-        assert {"1.1", "1.0"} <= set(hello["versions"])
+        assert hello["version"] == "1.2"  # the newest version it speaks, until welcomed
+        assert {"1.2", "1.1", "1.0"} <= set(hello["versions"])
         assert hello["token"] == "s3cret"
         ids = [hello["id"]]
         # Unknown fields are ignored, in the envelope and inside maps.

@@ -250,9 +250,15 @@ def write_bundled_config(folder: Path, name: str, marker: str, **settings: Any) 
     return path
 
 
+#: What a record says of how long a decision took (wall, CPU charged, the machine's stall):
+#: measured, so never the same twice.
+TIME_KEYS = frozenset({"ms", "cpu_ms", "stall_ms"})
+
+
 def without_times(value: Any) -> Any:
+    """``value`` (a record's lines) without the measured times of its decisions."""
     if isinstance(value, dict):
-        return {key: without_times(item) for key, item in value.items() if key != "ms"}
+        return {key: without_times(item) for key, item in value.items() if key not in TIME_KEYS}
     if isinstance(value, list):
         return [without_times(item) for item in value]
     return value

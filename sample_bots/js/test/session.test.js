@@ -16,9 +16,9 @@ test('hello carries the versions, the name and the token', () => {
   const hello = new Session().hello('secret');
   assert.deepEqual(Object.keys(hello).sort(), Object.keys(vector('hello')).sort());
   assert.equal(hello.type, 'hello');
-  assert.equal(hello.version, '1.1');
+  assert.equal(hello.version, '1.2');
   assert.equal(hello.id, 1);
-  assert.deepEqual(hello.versions, ['1.1', '1.0']);
+  assert.deepEqual(hello.versions, ['1.2', '1.1', '1.0']);
   assert.equal(hello.token, 'secret');
 });
 
@@ -28,7 +28,7 @@ test('each request gets its reply, naming the request id', () => {
   assert.deepEqual(session.handle(vector('welcome')), {});
   const start = vector('match_start');
   assert.deepEqual(session.handle(start).reply, {
-    version: '1.1',
+    version: '1.2',
     type: 'ready',
     id: 2,
     reply_to: start.id,
