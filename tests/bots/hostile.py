@@ -360,7 +360,10 @@ class Hostile(Bot):
                 self.filler = fill_mapping_soon(int(self.arguments[0]), "ready")
             return
         if self.attack == "remember":
-            markers = [Path("/tmp/hostile-marker"), Path.cwd() / "hostile-marker"]
+            # A name of the test's own (HOSTILE_MARKER), so that test runs side by side on
+            # one machine do not see each other's markers in the shared /tmp.
+            name = os.environ.get("HOSTILE_MARKER", "hostile-marker")
+            markers = [Path("/tmp") / name, Path.cwd() / name]
             seen = [marker.exists() for marker in markers]
             for marker in markers:
                 with contextlib.suppress(OSError):

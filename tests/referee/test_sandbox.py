@@ -408,11 +408,16 @@ def test_a_bot_cannot_widen_its_cpu_pinning(tmp_path: Path, sandboxed: bool, one
 def test_a_file_written_in_one_match_is_gone_in_the_next(tmp_path: Path, sandboxed: bool) -> None:
     """Fresh processes by default: the second match meets a new process, and, sandboxed,
     nothing the first one wrote (its /tmp went with it, its folder is read-only)."""
-    marker = Path("/tmp/hostile-marker")
-    marker.unlink(missing_ok=True)
+    name = f"hostile-marker-{uuid.uuid4().hex}"  # other runs on the machine share /tmp
+    marker = Path("/tmp") / name
     work = tmp_path / "work"
     work.mkdir()
-    attacker = replace(hostile("remember"), cwd=str(work), home=str(HOSTILE.parent))
+    attacker = replace(
+        hostile("remember"),
+        cwd=str(work),
+        home=str(HOSTILE.parent),
+        env={"HOSTILE_MARKER": name},
+    )
     plan = plan_sandbox("required" if sandboxed else "off")
     logs = tmp_path / "logs"
     try:
@@ -431,14 +436,17 @@ def test_a_file_written_in_one_match_is_gone_in_the_next(tmp_path: Path, sandbox
 
 
 def test_a_kept_alive_bot_remembers_across_matches(tmp_path: Path) -> None:
-    attacker = replace(hostile("remember"), keep_alive=True, cwd=str(tmp_path))
+    name = f"hostile-marker-{uuid.uuid4().hex}"  # other runs on the machine share /tmp
+    attacker = replace(
+        hostile("remember"), keep_alive=True, cwd=str(tmp_path), env={"HOSTILE_MARKER": name}
+    )
     logs = tmp_path / "logs"
     try:
         with MatchRunner(time_control=CONTROL, log_dir=logs) as runner:
             for seed in (1, 2):
                 clean(runner.play([attacker, victim()], seed=seed))
     finally:
-        Path("/tmp/hostile-marker").unlink(missing_ok=True)
+        (Path("/tmp") / name).unlink(missing_ok=True)
     lines = [line for line in (logs / "hostile.log").read_text().splitlines() if "HOSTILE" in line]
     assert [re.search(r"matches=(\d)", line).group(1) for line in lines] == ["1", "2"]  # type: ignore[union-attr]
 
