@@ -580,23 +580,20 @@ class BotServer:
             if pending is not None:
                 return pending
             now = time.monotonic()
+            over: str | None = None
             if meter is not None:
                 stop, wait = meter.look(now)
                 if stop is not None:
-                    # Silent because the kernel killed (part of) it for its memory: a crash.
-                    return self._memory_crash(
-                        session, f"while {reply_type} was awaited"
-                    ) or session.fault(FaultKind.TIMEOUT, stop.over or "over its CPU time")
+                    over = stop.over or "over its CPU time"
             elif now >= deadline:
+                over = f"no {reply_type} within {timeout_s * 1000:.0f} ms"
+            else:
+                wait = min(deadline - now, _POLL_SLICE)
+            if over is not None:
                 # Silent because the kernel killed (part of) it for its memory: a crash.
                 return self._memory_crash(
                     session, f"while {reply_type} was awaited"
-                ) or session.fault(
-                    FaultKind.TIMEOUT,
-                    f"no {reply_type} within {timeout_s * 1000:.0f} ms",
-                )
-            else:
-                wait = min(deadline - now, _POLL_SLICE)
+                ) or session.fault(FaultKind.TIMEOUT, over)
             # Check the process only when nothing arrived: waitpid on every reply is costly.
             # One message at a time: the reply is usually the first, and asking whether more
             # are waiting costs as much as reading one.
