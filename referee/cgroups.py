@@ -241,8 +241,16 @@ def _remove_stale(support: CgroupSupport) -> None:
     for base in _referee_folders(support):
         with contextlib.suppress(OSError):
             for entry in os.scandir(base):
-                if entry.name.startswith(_PREFIX) and entry.is_dir(follow_symlinks=False):
+                if _is_referee_folder(entry.name) and entry.is_dir(follow_symlinks=False):
                     _remove_if_unlocked(Path(entry.path))
+
+
+def _is_referee_folder(name: str) -> bool:
+    """Whether ``name`` is a referee's folder of bot groups (``aegis-ref-<pid>``): only those
+    are swept. A delegated subtree named with the same prefix, the referee's leaf
+    (``aegis-ref-referee``) or anything else is never a referee's to kill."""
+    pid = name.removeprefix(_PREFIX)
+    return name.startswith(_PREFIX) and pid.isascii() and pid.isdigit()
 
 
 def _remove_if_unlocked(folder: Path) -> None:

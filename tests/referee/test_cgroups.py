@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,40 @@ def test_a_limit_the_kernel_refuses_reaches_the_log(
     refusals = [record.getMessage() for record in caplog.records]
     assert len(refusals) == 1, refusals
     assert "bot refused: cannot set cpuset.cpus to 4095" in refusals[0]
+
+
+@pytest.mark.skipif(not detect_cgroups().has("kill"), reason="no writable cgroups here")
+def test_the_sweep_takes_only_referees_folders_not_groups_that_share_their_prefix() -> None:
+    """Beside the referees' folders (``aegis-ref-<pid>``) may lie groups that share the
+    prefix and are no referee's: a subtree delegated to an organiser, holding the leaf its
+    referee lives in. No lock guards them, and a sweep must still leave them and their
+    processes alone (once it killed the organiser's referee in such a leaf)."""
+    support = detect_cgroups()
+    base = support.v2 if support.v2 is not None else next(iter(support.v1.values()))
+    outsider = base / f"aegis-ref-delegated-{uuid.uuid4().hex[:8]}"
+    leaf = outsider / "aegis-ref-referee"
+    leaf.mkdir(parents=True)
+    if (base / "cpuset.cpus").exists():  # a v1 cpuset takes no task until these are set
+        for folder in (outsider, leaf):
+            for name in ("cpuset.cpus", "cpuset.mems"):
+                (folder / name).write_text((base / name).read_text())
+    sleeper = subprocess.Popen(["sleep", "60.25"])
+    try:
+        (leaf / "cgroup.procs").write_text(str(sleeper.pid))
+        sweep = subprocess.run(
+            [sys.executable, "-c", "from referee.cgroups import detect_cgroups; detect_cgroups()"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert sweep.returncode == 0, sweep.stderr
+        assert sleeper.poll() is None, "the sweep killed a process in a group not its own"
+        assert leaf.is_dir()
+        assert (leaf / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
+    finally:
+        sleeper.kill()
+        sleeper.wait(10)
+        assert eventually(lambda: not (leaf / "cgroup.procs").read_text().split(), 10)
+        leaf.rmdir()
+        outsider.rmdir()
