@@ -52,6 +52,18 @@ while True:
 """
 
 
+def _sweep_in_a_new_referee() -> None:
+    """What a new referee process does first: detect the cgroups and sweep dead referees'."""
+    sweep = subprocess.run(
+        [sys.executable, "-c", "from referee.cgroups import detect_cgroups; detect_cgroups()"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert sweep.returncode == 0, sweep.stderr
+
+
 def _unshare_problem() -> str | None:
     if shutil.which("unshare") is None:
         return "no unshare here"
@@ -83,14 +95,7 @@ def test_the_sweep_leaves_a_live_referee_in_another_pid_namespace_alone() -> Non
         assert not Path(f"/proc/{pid_text}").exists()
         held = [(folder / "cgroup.procs").read_text().split() for folder in folders]
         assert all(held), held
-        sweep = subprocess.run(
-            [sys.executable, "-c", "from referee.cgroups import detect_cgroups; detect_cgroups()"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert sweep.returncode == 0, sweep.stderr
+        _sweep_in_a_new_referee()
         assert all(folder.is_dir() for folder in folders), "the sweep took a live referee's"
         assert [(folder / "cgroup.procs").read_text().split() for folder in folders] == held
     finally:
@@ -140,14 +145,7 @@ def test_the_sweep_takes_only_referees_folders_not_groups_that_share_their_prefi
     sleeper = subprocess.Popen(["sleep", "60.25"])
     try:
         (leaf / "cgroup.procs").write_text(str(sleeper.pid))
-        sweep = subprocess.run(
-            [sys.executable, "-c", "from referee.cgroups import detect_cgroups; detect_cgroups()"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert sweep.returncode == 0, sweep.stderr
+        _sweep_in_a_new_referee()
         assert sleeper.poll() is None, "the sweep killed a process in a group not its own"
         assert leaf.is_dir()
         assert (leaf / "cgroup.procs").read_text().split() == [str(sleeper.pid)]
