@@ -172,7 +172,12 @@ def test_a_bot_that_spins_between_its_turns_is_frozen_and_not_charged_for_it(
     # between its turns it did not run at all.
     used = counts[-1]["total_ms"] - counts[0]["total_ms"]
     assert used <= sum(charges) + 5, (used, sum(charges))
-    assert sum(charges) < 0.6 * used + 5 * len(charges)  # and it was charged its own only
+    # And it was charged its own CPU only, none of the opponent's: the decisions wholly
+    # between its first count and its last cost no more than it counted there (1 ms a
+    # decision for rounding). A busy machine stretches each turn, and so what the spinning
+    # thread uses in it, but both sides of this comparison alike.
+    between = sum(charges[1:-1])
+    assert between <= used + len(charges), (between, used)
     opponent = sum(cpu for cpu, _ in charges_of(report, 1))
     assert opponent >= 0.9 * 50 * len(charges_of(report, 1))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from referee.bundled import resolve_bot
-from referee.cgroups import detect_cgroups
+from referee.cgroups import detect_cgroups, system_cpu_stall_us
 from referee.faults import explain_fault
 from referee.preflight import preflight_bots
 from referee.rules.actions import PASS, STOP, Bid, Exchange, play
@@ -137,32 +137,47 @@ def test_each_bundled_python_bot_starts_in_its_sandbox(name: str) -> None:
 
 #: A bot that answers at once taking this long means the machine, not the bot, was slow.
 STALLED_MS = 50.0
+#: Runnable tasks kept waiting for a CPU this share of the time (the kernel's CPU pressure):
+#: the machine was too busy for a wall-clock deadline to say anything about a bot.
+BUSY_SHARE = 0.75
+#: Pairs of matches played on the wall clock before concluding the machine stays busy.
+WALL_ATTEMPTS = 4
 
 
 @pytest.mark.parametrize("clock", [Clock.WALL, Clock.CPU])
 def test_strong_keeps_a_100_ms_deadline(tmp_path: Path, clock: Clock) -> None:
     """Strong searches for under a third of the deadline, less as it gets less of a CPU, so
     it answers well within 100 ms: on the wall clock its answers come within 100 ms; on the
-    CPU clock (where the machine keeps it) the CPU time charged for them stays within 100 ms.
-    On the wall clock, greedy, its opponent, answers at once: when it takes half the deadline
-    (or more) the machine was too busy to tell anything, and the pair of matches is played
-    again, up to three times; on a machine that was not, any overrun of strong's fails."""
+    CPU clock (where the machine keeps it) the CPU time charged for them stays within 100 ms,
+    however busy the machine. On the wall clock a pair of matches counts only where the
+    machine was not too busy to tell: greedy, strong's opponent, answers at once, so when it
+    takes half the deadline (or more), or when runnable tasks waited for a CPU three
+    quarters of the time or more, the pair is played again; on a machine that was not busy,
+    any overrun of strong's fails. A machine busy through every attempt tells nothing of a
+    wall deadline: the wall case is skipped there (such a machine is what the CPU clock is
+    for)."""
     if clock is Clock.CPU and detect_cgroups().cpu_clock_problem() is not None:
         pytest.skip(f"no CPU clock here: {detect_cgroups().cpu_clock_problem()}")
     specs = [resolve_bot("strong"), resolve_bot("greedy")]
     control = TimeControl(decision_ms=100, warmup_ms=20000, clock=clock)
-    for attempt in range(3):
+    for attempt in range(WALL_ATTEMPTS):
+        stall_before, started = system_cpu_stall_us(), time.monotonic()
         with MatchRunner(time_control=control, log_dir=tmp_path / str(attempt)) as runner:
             reports = [
                 runner.play(pair, 7, match_id=f"7-{order}")
                 for order, pair in enumerate((specs, specs[::-1]))
             ]
+        busy = _busy_share(stall_before, started)
         greedy = [ms for report in reports for ms in _times_of(report, "greedy")]
-        stalled = max(greedy, default=0.0) >= STALLED_MS or any(
-            fault.bot == "greedy" for report in reports for fault in report.faults
+        stalled = (
+            max(greedy, default=0.0) >= STALLED_MS
+            or any(fault.bot == "greedy" for report in reports for fault in report.faults)
+            or (busy is not None and busy >= BUSY_SHARE)
         )
         if clock is Clock.CPU or not stalled:
             break
+    else:
+        pytest.skip(f"the machine was busy through {WALL_ATTEMPTS} pairs of matches")
     for report in reports:
         check(report)
     times = [ms for report in reports for ms in _times_of(report, "strong", charged=True)]
@@ -171,6 +186,15 @@ def test_strong_keeps_a_100_ms_deadline(tmp_path: Path, clock: Clock) -> None:
     if clock is Clock.CPU:
         charged = [charge for report in reports for charges in report.charges for charge in charges]
         assert None not in charged, "every decision charged by the CPU clock"
+
+
+def _busy_share(stall_before_us: int | None, started: float) -> float | None:
+    """The share of the time since ``started`` in which some runnable task waited for a CPU,
+    where the kernel keeps CPU pressure figures."""
+    stall_after_us = system_cpu_stall_us()
+    if stall_before_us is None or stall_after_us is None:
+        return None
+    return (stall_after_us - stall_before_us) / 1e6 / max(time.monotonic() - started, 1e-3)
 
 
 def _times_of(report: MatchReport, name: str, *, charged: bool = False) -> list[float]:

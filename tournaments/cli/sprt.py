@@ -36,6 +36,7 @@ from tournaments.cli.exit_codes import (
     EXIT_INTERRUPTED,
     EXIT_UNDECIDED,
 )
+from tournaments.cli.interrupts import interrupts_kept
 from tournaments.cli.options import (
     BOT_HELP,
     DEFAULT_TIME_CONTROL,
@@ -219,12 +220,16 @@ def sprt(
         with (
             served_beside(Path(scratch.name) if scratch else Path(), serve),
             MatchPlayer(duel) as player,
+            interrupts_kept() as interrupts,
         ):
             last = None if max_matches is None else max_matches // 2 * 2
             matches = player.play(itertools.count(1) if last is None else range(1, last + 1))
 
             def play_pair(number: int) -> PairOutcome | None:
-                return _play_pair(matches, spec_new.name, lines, display)
+                interrupts.check()
+                outcome = _play_pair(matches, spec_new.name, lines, display)
+                interrupts.check()
+                return outcome
 
             status = run_sprt(
                 test,
