@@ -121,8 +121,9 @@ def wait_no_processes(marker: str, timeout: float = 10.0) -> list[int]:
     return alive
 
 
-def run_cli(*arguments: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run ``aegis-ref`` with these arguments and wait for it."""
+def run_cli(*arguments: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``aegis-ref`` with these arguments and wait for it (``timeout``: a guard against
+    a hang, wide enough for a machine kept busy by other work)."""
     return subprocess.run(
         [str(AEGIS_REF), *arguments],
         cwd=cwd,

@@ -168,7 +168,7 @@ def results(database: Path) -> dict[str, tuple[object, ...]]:
 
 def standings_json(output: Path, cwd: Path) -> object:
     """The bots' part of ``aegis-ref standings --format json``."""
-    printed = run_cli("standings", str(output), "--format", "json", cwd=cwd, timeout=60)
+    printed = run_cli("standings", str(output), "--format", "json", cwd=cwd, timeout=300)
     assert printed.returncode == 0, printed.stderr
     return json.loads(printed.stdout)["bots"]
 
@@ -212,7 +212,7 @@ def test_a_cluster_run_equals_the_local_run(cluster: Cluster, reference: Referen
         folder, reference.marker, "dask", executor={"kind": "dask", "address": cluster.address}
     )
     output = folder / "dask"
-    finished = run_cli("tournament", str(config), "--output", str(output), cwd=folder, timeout=60)
+    finished = run_cli("tournament", str(config), "--output", str(output), cwd=folder, timeout=300)
     assert finished.returncode == 0, finished.stderr
     assert f"Playing on the Dask cluster at {cluster.address}: 2 worker(s)" in finished.stdout
     assert "Preflight: starting 3 bot(s) on the cluster as their matches will" in finished.stdout
@@ -281,7 +281,7 @@ def test_the_preflight_starts_the_bots_on_the_workers(cluster: Cluster, tmp_path
     data = yaml.safe_load(config.read_text())
     data["bots"].append({"name": "trumpyy", "command": "python3 bots/trumpyy.py"})
     config.write_text(yaml.safe_dump(data, sort_keys=False))
-    failed = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path, timeout=60)
+    failed = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path, timeout=300)
     assert failed.returncode == EXIT_BOT, failed.stderr
     assert "Preflight: starting 3 bot(s) on the cluster" in failed.stdout
     assert "Preflight: bot trumpyy cannot start as the tournament runs it" in failed.stderr
@@ -321,7 +321,7 @@ def test_an_unreachable_scheduler_is_a_clean_error(tmp_path: Path) -> None:
         BOTS[:2],
         executor={"kind": "dask", "address": "tcp://127.0.0.1:9", "connect_timeout_s": 1},
     )
-    failed = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path, timeout=60)
+    failed = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path, timeout=300)
     assert failed.returncode == 2, failed.stderr
     assert "cannot connect to the Dask scheduler at tcp://127.0.0.1:9" in failed.stderr
     assert "Traceback" not in failed.stderr
