@@ -1,5 +1,6 @@
 """The displays' pace of standings computations: paid for by the matches stored since, so
-that the coordinator's cost per match stays flat however long a computation takes."""
+that the coordinator's cost per match stays flat however long a computation takes; and
+the live table laid out once, not at every redraw."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
 
 from tests.tournaments.stored import new_store, row, store_match
-from tournaments.report.terminal import LinesDisplay, StandingsPace
+from tournaments.report.terminal import LaidOutOnce, LinesDisplay, StandingsPace
 from tournaments.stats.standings import Standings, load_standings
 
 
@@ -109,3 +111,32 @@ def test_the_default_pace_holds_back_a_table_the_matches_have_not_paid_for(
     monkeypatch.setattr(StandingsPace, "idle_share", 1e-9)
     _text, computed = _log(tmp_path, None, 300)
     assert computed == 1  # after 100 matches; those at 200 and 300 not yet paid for
+
+
+class CountedLayout:
+    """A renderable that counts how often it is laid out."""
+
+    def __init__(self) -> None:
+        self.layouts = 0
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        self.layouts += 1
+        yield Text("standings " * (options.max_width // 10))
+
+
+def test_the_live_table_is_laid_out_once_per_width() -> None:
+    """Redrawn four times a second, the table is laid out again only for a new width (a
+    resized terminal), and drawn the same as laid out afresh."""
+    inner = CountedLayout()
+    table = LaidOutOnce(inner)
+    stream = io.StringIO()
+    console = Console(file=stream, width=80)
+    for _ in range(3):
+        console.print(table)
+    assert inner.layouts == 1
+    console.width = 40
+    console.print(table)
+    assert inner.layouts == 2
+    afresh = io.StringIO()
+    Console(file=afresh, width=40).print(CountedLayout())
+    assert stream.getvalue().splitlines()[-1] == afresh.getvalue().splitlines()[-1]
