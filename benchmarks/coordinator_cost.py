@@ -15,8 +15,9 @@ tenth of the matches to play: once a run, not once a match):
 
 - *store*: ``_Coordinator.store`` (the record file written and synced, then the row in one
   transaction, the forfeit tally, the display told);
-- *progress*: the web service's list of matches in flight rewritten (``write_in_play``) and
-  the display's tick, as the coordinator's loop does after each wait;
+- *progress*: the web service's list of matches in flight noted (rewritten at most four
+  times a second, :class:`~tournaments.run.in_play.InPlayNotes`) and the display's tick, as
+  the coordinator's loop does after each wait;
 - *standings refresh*: inside the display: the terminal's live display
   (:class:`~tournaments.report.terminal.LiveDisplay`) recomputes the standings from the
   store when due, the log's (:class:`~tournaments.report.terminal.LinesDisplay`) prints
