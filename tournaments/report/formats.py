@@ -17,6 +17,7 @@ from tournaments.stats.standings import Standings, StandingsRow
 
 __all__ = [
     "CSV_COLUMNS",
+    "CSV_LADDER_COLUMNS",
     "FORMATS",
     "column_headings",
     "crosstable_cell",
@@ -50,6 +51,10 @@ CSV_COLUMNS = (
     "elo_match_low",
     "elo_match_high",
 )
+
+#: The column a ladder's CSV adds after :data:`CSV_COLUMNS`: each bot's place in the race
+#: ("contender", "out" of the race or "finalist"); other formats have no race, so no column.
+CSV_LADDER_COLUMNS = ("status",)
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -211,12 +216,14 @@ def to_json(standings: Standings) -> str:
 
 
 def to_csv(standings: Standings) -> str:
-    """One line per bot under a header of :data:`CSV_COLUMNS`; empty cells for no value."""
+    """One line per bot under a header of :data:`CSV_COLUMNS` (and, for a ladder,
+    :data:`CSV_LADDER_COLUMNS`); empty cells for no value."""
+    columns = CSV_COLUMNS + (CSV_LADDER_COLUMNS if standings.ladder else ())
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(columns)
     for bot in standings_json(standings)["bots"]:
-        writer.writerow(["" if bot[column] is None else bot[column] for column in CSV_COLUMNS])
+        writer.writerow(["" if bot[column] is None else bot[column] for column in columns])
     return stream.getvalue()
 
 

@@ -4,11 +4,12 @@ Markdown, HTML) are :mod:`tournaments.report.formats`. It computes nothing."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.progress import (
     BarColumn,
@@ -21,6 +22,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -38,9 +40,11 @@ from tournaments.stats.standings import Standings
 from tournaments.store.rows import ResultRow
 
 __all__ = [
+    "LaidOutOnce",
     "LinesDisplay",
     "LiveDisplay",
     "QuietDisplay",
+    "StandingsPace",
     "crosstable_table",
     "has_fault",
     "match_line",
@@ -243,14 +247,81 @@ class _GamesPerSecond(ProgressColumn):
         return Text(f"{rate:.1f} games/s", style="progress.data.speed")
 
 
+class StandingsPace:
+    """When a display may compute the standings again. Each computation reads the whole
+    store and fits every rating, so its cost grows with the field and the results (a second
+    and more for 1,000 bots and 10^5 matches), while storing a match costs the coordinator
+    about a millisecond. The next computation waits until the matches stored since the last
+    have paid for it at :attr:`per_match_seconds` each (amortised, from what the last one
+    took), or, when matches come slowly, until :attr:`idle_share` of the time has paid for
+    it; and, with ``min_seconds``, at least that long and a tenth of the time. One that takes
+    a millisecond is due after one match, one that takes a second after a thousand (or 100
+    seconds): the coordinator's cost per match stays flat as the store grows."""
+
+    #: What a standings computation may cost per stored match, amortised.
+    per_match_seconds = 0.001
+    #: The share of the time it may take however few matches come.
+    idle_share = 0.01
+
+    def __init__(self, min_seconds: float = 0.0) -> None:
+        self.min_seconds = min_seconds
+        #: Matches stored since the last computation.
+        self.matches = 0
+        self._spent = 0.0
+        self._finished = -math.inf
+        self._next = -math.inf
+
+    def stored(self) -> None:
+        """A match was stored."""
+        self.matches += 1
+
+    def due(self, now: float) -> bool:
+        """Whether matches came in and the last computation is paid for."""
+        return (
+            self.matches > 0
+            and now >= self._next
+            and (
+                self.matches * self.per_match_seconds >= self._spent
+                or (now - self._finished) * self.idle_share >= self._spent
+            )
+        )
+
+    def computed(self, started: float, finished: float) -> None:
+        """A computation ran from ``started`` to ``finished`` (``time.monotonic``)."""
+        self._spent = finished - started
+        self._finished = finished
+        if self.min_seconds:  # and never more than a tenth of the time
+            self._next = finished + max(self.min_seconds, 10 * self._spent)
+        self.matches = 0
+
+
+class LaidOutOnce:
+    """A renderable laid out once for each width, then drawn from its lines: the live display
+    redraws a few times a second, and laying out a standings table afresh each time cost
+    about 25 ms of CPU (a tenth of a core at four redraws a second, taken from the bots)."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+        self._width: int | None = None
+        self._lines: list[list[Segment]] = []
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.max_width != self._width:  # a new width (a resized terminal): lay out
+            self._lines = console.render_lines(self.renderable, options, pad=False, new_lines=True)
+            self._width = options.max_width
+        for line in self._lines:
+            yield from line
+
+
 class LiveDisplay:
     """For a terminal (``--progress bar``): a progress bar (matches, ETA, games/s) and the
     standings so far, redrawn in place; every match a fault decided printed above it as it
     is stored; then the final standings and crosstable.
 
     The standings are recomputed at most every ``refresh_seconds`` (longer when computing
-    them takes more than a tenth of that), as matches arrive and in between, so the table
-    never stays behind the bar."""
+    them takes more than a tenth of that, or more than the matches stored since have paid
+    for: :class:`StandingsPace`), as matches arrive and in between, so the table never
+    stays behind the bar longer than it must."""
 
     def __init__(
         self,
@@ -263,7 +334,6 @@ class LiveDisplay:
         self.console = console
         self._hints = _Hints(commands)
         self._clock = _RunClock()
-        self._refresh_seconds = refresh_seconds
         self._rows = rows
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -279,8 +349,7 @@ class LiveDisplay:
         self._task: TaskID | None = None
         self._table: RenderableType = Text("")
         self._live: Live | None = None
-        self._next_refresh = 0.0
-        self._stale = False
+        self._pace = StandingsPace(refresh_seconds)
 
     def _renderable(self) -> RenderableType:
         return Group(self._progress, self._table)
@@ -288,14 +357,11 @@ class LiveDisplay:
     def _refresh_standings(self, force: bool = False) -> None:
         now = time.monotonic()
         source = self._clock.source
-        if source is None or not (force or (self._stale and now >= self._next_refresh)):
+        if source is None or not (force or self._pace.due(now)):
             return
         standings = source()
-        spent = time.monotonic() - now
-        # Never spend more than a tenth of the time recomputing the standings.
-        self._next_refresh = time.monotonic() + max(self._refresh_seconds, 10 * spent)
-        self._stale = False
-        self._table = standings_table(standings, limit=self._rows)
+        self._pace.computed(now, time.monotonic())
+        self._table = LaidOutOnce(standings_table(standings, limit=self._rows))
         if self._live is not None:
             self._live.update(self._renderable(), refresh=True)
 
@@ -318,7 +384,7 @@ class LiveDisplay:
         if has_fault(row):
             line = match_line(row, self._clock.done, self._clock.total, self._hints.take(row))
             self.console.print(line, style="yellow", highlight=False, markup=False)
-        self._stale = True
+        self._pace.stored()
         self._refresh_standings()
 
     def tick(self) -> None:
@@ -345,7 +411,9 @@ class LinesDisplay:
     terminal): one line per stored match (:func:`match_line`: the result, the games and,
     for a forfeit, why), the standings every ``every`` matches of the run, and at the end
     the final standings and crosstable. Nothing is redrawn; every line is written whole, as
-    it happens."""
+    it happens. By default a table waits, beyond its ``every`` matches, until the matches
+    since the last have paid for it (:class:`StandingsPace`): on a large store a table
+    costs far more than a match."""
 
     def __init__(
         self,
@@ -360,6 +428,9 @@ class LinesDisplay:
         self._hints = _Hints(commands)
         self._clock = _RunClock()
         self._every = every
+        #: Tables at the default pace only: a given ``every`` is kept to the match.
+        self._pace = StandingsPace() if every is None else None
+        self._since = 0
 
     def start(self, name: str, total: int, done: int, standings: Callable[[], Standings]) -> None:
         """Say what is about to be played."""
@@ -381,9 +452,22 @@ class LinesDisplay:
         line = match_line(row, clock.done, clock.total, self._hints.take(row))
         # One line per match however long, so that a log can be read with grep.
         self.console.print(line, highlight=False, markup=False, soft_wrap=True)
-        due = self._every and clock.played % self._every == 0 and clock.done < clock.total
+        self._since += 1
+        pace = self._pace
+        if pace is not None:
+            pace.stored()
+        due = (
+            self._every
+            and self._since >= self._every
+            and clock.done < clock.total
+            and (pace is None or pace.due(time.monotonic()))
+        )
         if due and clock.source is not None:
+            started = time.monotonic()
             self.console.print(standings_table(clock.source()))
+            if pace is not None:
+                pace.computed(started, time.monotonic())
+            self._since = 0
 
     def tick(self) -> None:
         """Nothing to redraw."""

@@ -10,6 +10,8 @@ one bot out.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import signal
@@ -206,6 +208,14 @@ def test_the_standings_show_status_interval_and_certification(reference: Referen
     assert "Ladder finished after" in reference.stdout
     assert "Round 1 of 4 (swiss): 2 pair(s), bye: " in reference.stdout
     assert "Round 2 of 4 " in reference.stdout
+    # The CSV form ends with each bot's status, as the JSON one has it.
+    printed = run_cli(
+        "standings", str(reference.output), "--format", "csv", cwd=reference.folder, timeout=60
+    )
+    assert printed.returncode == 0, printed.stderr
+    lines = list(csv.reader(io.StringIO(printed.stdout)))
+    assert lines[0][-1] == "status"
+    assert {line[1]: line[-1] for line in lines[1:]} == last[4]
 
 
 def test_the_report_shows_the_ladder(reference: Reference, tmp_path: Path) -> None:

@@ -13,11 +13,18 @@ from typer.testing import CliRunner
 
 from tests.tournaments.stored import new_store, store_match
 from tournaments.cli import app
-from tournaments.report.formats import CSV_COLUMNS
+from tournaments.report.formats import CSV_COLUMNS, CSV_LADDER_COLUMNS
 from tournaments.stats.ratings import PAIR_UNIT, fit_elo
 from tournaments.stats.sprt import PairCounts
 from tournaments.stats.standings import load_standings, tally
-from tournaments.store.database import PairGroup, ResultGroup, open_store, pair_results
+from tournaments.store.database import (
+    PairGroup,
+    ResultGroup,
+    StoredRound,
+    open_store,
+    pair_results,
+    save_round,
+)
 
 
 @pytest.fixture
@@ -249,3 +256,26 @@ def test_a_tournaments_intervals_are_by_duplicate_pair(tournament_output: Path) 
             round(match.high or 0, 1),
         )
     assert data["los"]["alpha"]["crasher"] == round(by_pairs.los["alpha"]["crasher"], 4)
+
+
+def test_a_ladder_csv_has_each_bot_status_and_a_round_robin_csv_has_none(output: Path) -> None:
+    """A ladder's CSV ends with the status column of its last planned round; the same store
+    without a planned round (any other format) keeps the columns it had."""
+    code, text = invoke("standings", str(output), "--format", "csv")
+    assert code == 0, text
+    assert tuple(next(csv.reader(io.StringIO(text)))) == CSV_COLUMNS
+    status = {"a": "finalist", "b": "out", "c": "contender"}
+    connection = open_store(output)
+    try:
+        save_round(
+            connection,
+            StoredRound(2, ("a", "b", "c"), "final", 1, ("b",), status, "top 1 open", False),
+        )
+    finally:
+        connection.close()
+    code, text = invoke("standings", str(output), "--format", "csv")
+    assert code == 0, text
+    rows = list(csv.reader(io.StringIO(text)))
+    assert tuple(rows[0]) == (*CSV_COLUMNS, *CSV_LADDER_COLUMNS) == (*CSV_COLUMNS, "status")
+    assert {line[1]: line[-1] for line in rows[1:]} == status
+    assert len(rows) == 4

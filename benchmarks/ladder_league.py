@@ -1,0 +1,194 @@
+"""A ladder league, simulated: how fast a new version is placed, and whether every bot keeps
+playing.
+
+A league of ``--bots`` current bots (true Elo ~ N(0, 200²)) plays ``--history`` rounds of the
+ladder (:func:`tournaments.stats.ladder.plan_round`, the league's settings: no ``top`` unless
+``--top``, no budget), one duplicate pair's result drawn as in ``benchmarks/large_field.py``
+(κ from ``benchmarks/duplicate_pairs.py``). Then a new version arrives: its predecessor
+leaves the field (its results stay, as a league keeps them), the new one (true Elo drawn
+from the same distribution) joins from the next round, and the budget counts from there, as
+:class:`tournaments.run.ladder_run.Ladder` plans a league's rounds. The rounds go on until the
+new version's interval (the standings' 95 % interval, by pair; and the wider of the one by
+pair and by match, as the planner reads it) is within ±50 Elo, or ``--max-pairs`` of its
+pairs.
+
+Reported over ``--seeds`` seeds: the new version's duplicate pairs until ±50 (median, 90th
+percentile, most), its error then (fitted minus true, both against the field's mean); and,
+over every window of 10 consecutive rounds of every seed, the spread of games of the bots
+in play throughout the window (not out of the race, in the field all along): ``(most -
+least) / most``, whose target is at most 25 %.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/ladder_league.py [--bots 64] [--seeds 30]
+                                                              [--history 20] [--top K]
+        [--random-share 0.1] [--repeat-penalty 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import Counter
+
+import numpy as np
+from large_field import DEFAULT_KAPPA, make_field, record
+
+from tournaments.stats.ladder import OUT, LadderSettings, PairOutcome, RoundPlan, plan_round
+
+#: The window of rounds of the games-spread target, and the target.
+WINDOW = 10
+SPREAD_TARGET = 0.25
+#: The placement target: the new version's interval within this many Elo.
+PLACED_ELO = 50.0
+
+
+def _half_widths(plan: RoundPlan, name: str) -> tuple[float, float]:
+    """The bot's 95 % half width by pair, and the wider of by pair and by match."""
+    rating = plan.fit.ratings[name]
+    if rating.elo is None or rating.high is None or rating.match_high is None:
+        return float("inf"), float("inf")
+    by_pair = rating.high - rating.elo
+    return by_pair, max(by_pair, rating.match_high - rating.elo)
+
+
+def _spreads(plans: list[RoundPlan], outcomes: list[PairOutcome]) -> list[float]:
+    """``(most - least) / most`` games of the bots in play throughout each window."""
+    games: dict[int, Counter[str]] = {}
+    for outcome in outcomes:
+        played = games.setdefault(outcome.round, Counter())
+        played[outcome.first] += 2
+        played[outcome.second] += 2
+    spreads = []
+    for start in range(len(plans) - WINDOW + 1):
+        window = plans[start : start + WINDOW]
+        in_play = set.intersection(
+            *({name for name, status in plan.status.items() if status != OUT} for plan in window)
+        )
+        counts = [
+            sum(games.get(plan.round_number, {}).get(name, 0) for plan in window)
+            for name in sorted(in_play)
+        ]
+        if counts and max(counts):
+            spreads.append((max(counts) - min(counts)) / max(counts))
+    return spreads
+
+
+def one_league(
+    seed: int,
+    bots: int,
+    history: int,
+    max_pairs: int,
+    kappa: float,
+    settings: LadderSettings,
+) -> tuple[int | None, int | None, float | None, list[float]]:
+    """One seed: the new version's pairs until ±50 by pair and by the wider interval, its
+    error then, and the games spreads of every window."""
+    rng = np.random.default_rng(seed)
+    field = make_field("normal", bots + 1, rng)  # the last one is the new version
+    position = {name: index for index, name in enumerate(field.names)}
+    newcomer = field.names[-1]
+    outcomes: list[PairOutcome] = []
+    plans: list[RoundPlan] = []
+    current = list(field.names[:-1])
+    first_of_field = 1
+    placed_by_pair: int | None = None
+    placed: int | None = None
+    error: float | None = None
+    round_number = 0
+    while True:
+        round_number += 1
+        if round_number == history + 1:  # the new version replaces the first bot
+            current = [*field.names[1:]]
+            first_of_field = round_number
+        spent = 2 * sum(1 for outcome in outcomes if outcome.round >= first_of_field)
+        plan = plan_round(current, outcomes, round_number, seed, settings, matches_played=spent)
+        if round_number > history:
+            pairs_played = sum(newcomer in (o.first, o.second) for o in outcomes)
+            by_pair, wider = _half_widths(plan, newcomer)
+            if placed_by_pair is None and by_pair <= PLACED_ELO:
+                placed_by_pair = pairs_played
+            if placed is None and wider <= PLACED_ELO:
+                placed = pairs_played
+                fitted = np.array([plan.fit.ratings[name].elo or 0.0 for name in current])
+                truth = np.array([field.elo[position[name]] for name in current])
+                new_fitted = plan.fit.ratings[newcomer].elo or 0.0
+                error = float(
+                    (new_fitted - fitted.mean()) - (field.elo[position[newcomer]] - truth.mean())
+                )
+            if (
+                (placed is not None and round_number >= history + 2 * WINDOW)
+                or pairs_played >= max_pairs
+                or plan.status.get(newcomer) == OUT  # out of the race: never placed
+            ):
+                break
+        if plan.stop:
+            break
+        plans.append(plan)
+        pairs = [(position[a], position[b]) for a, b in plan.pairs]
+        outcomes.extend(record(field, pairs, round_number, kappa, rng))
+    return placed_by_pair, placed, error, _spreads(plans, outcomes)
+
+
+def _summary(values: list[int | None], cap: int) -> str:
+    found = sorted(value if value is not None else cap + 1 for value in values)
+    missing = sum(value is None for value in values)
+    tenth = found[min(len(found) - 1, int(0.9 * len(found)))]
+    return f"median {statistics.median(found):g}, 90th percentile {tenth}, most {found[-1]}" + (
+        f" ({missing} not placed within {cap})" if missing else ""
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bots", type=int, default=64)
+    parser.add_argument("--seeds", type=int, default=30)
+    parser.add_argument("--history", type=int, default=20)
+    parser.add_argument("--max-pairs", type=int, default=128)
+    parser.add_argument("--kappa", type=float, default=DEFAULT_KAPPA)
+    parser.add_argument("--top", type=int, default=None)
+    parser.add_argument("--random-share", type=float, default=LadderSettings().random_share)
+    parser.add_argument("--repeat-penalty", type=float, default=LadderSettings().repeat_penalty)
+    arguments = parser.parse_args()
+    settings = LadderSettings(
+        top=arguments.top,
+        random_share=arguments.random_share,
+        repeat_penalty=arguments.repeat_penalty,
+    )
+    started = time.perf_counter()
+    by_pair, wider, errors, spreads = [], [], [], []
+    for seed in range(1, arguments.seeds + 1):
+        placed_by_pair, placed, error, seed_spreads = one_league(
+            seed,
+            arguments.bots,
+            arguments.history,
+            arguments.max_pairs,
+            arguments.kappa,
+            settings,
+        )
+        by_pair.append(placed_by_pair)
+        wider.append(placed)
+        if error is not None:
+            errors.append(abs(error))
+        spreads.extend(seed_spreads)
+    print(
+        f"{arguments.bots} bots, top {arguments.top}, random share {settings.random_share}, "
+        f"repeat penalty {settings.repeat_penalty}, κ {arguments.kappa}, "
+        f"{arguments.history} rounds before the new version, {arguments.seeds} seeds "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
+    print(f"pairs until ±{PLACED_ELO:g} by pair: {_summary(by_pair, arguments.max_pairs)}")
+    print(
+        f"pairs until ±{PLACED_ELO:g} by pair and by match: {_summary(wider, arguments.max_pairs)}"
+    )
+    if errors:
+        print(f"|error| then: median {statistics.median(errors):.0f} Elo, most {max(errors):.0f}")
+    over = sum(spread > SPREAD_TARGET for spread in spreads)
+    print(
+        f"games spread over {WINDOW} rounds, {len(spreads)} windows: median "
+        f"{100 * statistics.median(spreads):.0f} %, most {100 * max(spreads):.0f} %, "
+        f"{over} over {100 * SPREAD_TARGET:.0f} %"
+    )
+
+
+if __name__ == "__main__":
+    main()
