@@ -456,9 +456,10 @@ def play_match_task(task: MatchTask) -> MatchOutcome:
         try:
             slot = _runner_for(task, ident)
         except ClockUnavailableError as error:
-            # A worker that joined after the check of the workers, without cgroups: say which.
+            # A worker that joined after the check of the workers, without cgroups: as for a
+            # missing bot, fail the task naming the worker (docs/cluster.md).
             where = f"{socket.gethostname()}:{os.getpid()}"
-            raise ClockUnavailableError(f"worker {where}: {error}") from None
+            raise ClusterError(f"worker {where} cannot keep the clock: {error}") from None
         started = time.perf_counter()
         report = slot.runner.play(bots, task.seed, task.match_id, absent=task.absent)
         duration = time.perf_counter() - started
