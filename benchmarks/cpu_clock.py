@@ -13,13 +13,23 @@ of a decision that hardly thinks, whose difference is the clock's cost per decis
 ``--write`` puts the figures in the "The CPU clock under load" section of
 ``docs/benchmarks.md``.
 
+``--decisions N`` plays on (past ``--matches``) until the two bots have made N decisions on
+the CPU clock; long matches (``--target-score``, ``--cold-margin``) make many decisions per
+bot start. ``--nice`` lowers the priority of the whole run, burners and bots alike (the
+contention among them stays the same), so that it takes what other work leaves of a shared
+machine. Interrupted (Ctrl-C), it stops the loaded part and reports what it played.
+
     python benchmarks/cpu_clock.py --decision-ms 30 --matches 8 --write
+    python benchmarks/cpu_clock.py --decision-ms 30 --target-score 500 --cold-margin 1000 \
+        --decisions 20000 --warmup-ms 30000 --idle-matches 1 --nice 5 --write
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
+import itertools
 import os
 import statistics
 import sys
@@ -35,6 +45,7 @@ from deadlines import burners
 from referee.bots import BotSpec
 from referee.bundled import resolve_bot
 from referee.faults import FaultKind
+from referee.rules.options import RulesOptions
 from referee.runner import MatchReport, MatchRunner
 from referee.sandbox import SandboxMode, SandboxPlan, plan_sandbox
 from referee.seeds import derive_seed
@@ -52,6 +63,8 @@ class Tally:
     matches: int = 0
     decisions: int = 0
     timeouts: int = 0
+    #: Of the timeouts, those of the wall-clock backstop (CPU clock only).
+    backstops: int = 0
     other_faults: Counter[str] = field(default_factory=Counter)
     charges: list[float] = field(default_factory=list)
     walls: list[float] = field(default_factory=list)
@@ -69,6 +82,7 @@ class Tally:
             print(f"\n{fault.describe()}", file=sys.stderr)
             if fault.kind is FaultKind.TIMEOUT:
                 self.timeouts += 1
+                self.backstops += "wall-clock backstop" in fault.detail
             else:
                 self.other_faults[fault.kind.value] += 1
         return charges, walls
@@ -102,7 +116,8 @@ def own_counts(log: Path) -> list[float]:
 class Bench:
     """How every match of the run is played."""
 
-    decision_ms: int
+    control: TimeControl
+    options: RulesOptions
     plan: SandboxPlan
     work: Path
 
@@ -110,9 +125,11 @@ class Bench:
         self, bots: tuple[BotSpec, BotSpec], clock: Clock, seed: int, logs: str
     ) -> MatchReport:
         """One match on ``clock``, its bots' logs in the folder ``logs`` of the run's."""
-        control = TimeControl(decision_ms=self.decision_ms, clock=clock)
+        control = dataclasses.replace(self.control, clock=clock)
         folder = self.work / logs
-        with MatchRunner(time_control=control, log_dir=folder, sandbox=self.plan) as runner:
+        with MatchRunner(
+            options=self.options, time_control=control, log_dir=folder, sandbox=self.plan
+        ) as runner:
             return runner.play(list(bots), seed)
 
 
@@ -127,6 +144,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--decision-ms", type=int, default=30)
     parser.add_argument("--matches", type=int, default=8, help="per bot and clock, loaded")
+    parser.add_argument(
+        "--decisions", type=int, default=0, help="play on until this many on the CPU clock"
+    )
+    parser.add_argument("--target-score", type=int, default=RulesOptions().target_score)
+    parser.add_argument("--cold-margin", type=int, default=RulesOptions().cold_margin)
+    parser.add_argument("--warmup-ms", type=int, default=TimeControl().warmup_ms)
+    parser.add_argument("--backstop", type=float, default=TimeControl().backstop)
+    parser.add_argument("--nice", type=int, default=0, help="added to the run's niceness")
     parser.add_argument("--idle-matches", type=int, default=2)
     parser.add_argument("--share", type=float, default=0.9, help="the spinner's share")
     parser.add_argument("--burners", type=int, default=2 * len(os.sched_getaffinity(0)))
@@ -134,35 +159,62 @@ def main() -> None:
     parser.add_argument("--sandbox", default="auto", choices=[mode.value for mode in SandboxMode])
     parser.add_argument("--write", action="store_true", help=f"record the figures in {DOCS.name}")
     arguments = parser.parse_args()
+    os.nice(arguments.nice)
     plan = plan_sandbox(arguments.sandbox)
     spinner = BotSpec("spinner", (sys.executable, str(CLOCKWORK), "spin", str(arguments.share)))
     strong, greedy = resolve_bot("strong"), resolve_bot("greedy")
     other_greedy = resolve_bot("greedy", "greedy-b")
     decision_ms = arguments.decision_ms
     work = Path(tempfile.mkdtemp(prefix="cpu-clock-"))
-    bench = Bench(decision_ms, plan, work)
+    control = TimeControl(
+        decision_ms=decision_ms, warmup_ms=arguments.warmup_ms, backstop=arguments.backstop
+    )
+    options = RulesOptions(target_score=arguments.target_score, cold_margin=arguments.cold_margin)
+    bench = Bench(control, options, plan, work)
     tallies = {(bot.name, clock): Tally() for bot in (spinner, strong) for clock in Clock}
     agreement: list[tuple[float, float]] = []
     loaded_spinner: list[list[float]] = []
     started = time.monotonic()
     load = os.getloadavg()[0]
-    with burners(arguments.burners):
-        for number in range(1, arguments.matches + 1):
-            seed = derive_seed(arguments.seed, "match", number)
-            for bot in (spinner, strong):
-                for clock in (Clock.CPU, Clock.WALL):  # alternating, on the same deal
-                    logs = f"loaded-{number}-{bot.name}-{clock}"
-                    report = bench.play((bot, greedy), clock, seed, logs)
-                    charges, _ = tallies[(bot.name, clock)].add(report, bot.name)
-                    if bot is spinner and clock is Clock.CPU:
-                        loaded_spinner.append(charges)
-                        agreement += zip(
-                            charges, own_counts(work / logs / "spinner.log"), strict=False
-                        )
-            print(f"\rloaded: {number} of {arguments.matches}", end="", file=sys.stderr)
+
+    def cpu_decisions() -> int:
+        """The decisions of both bots on the CPU clock so far."""
+        return sum(tally.decisions for (_, clock), tally in tallies.items() if clock is Clock.CPU)
+
+    def play_loaded(number: int) -> None:
+        """The loaded matches of one seed: each bot on each clock in turn."""
+        seed = derive_seed(arguments.seed, "match", number)
+        for bot in (spinner, strong):
+            for clock in (Clock.CPU, Clock.WALL):  # alternating, on the same deal
+                logs = f"loaded-{number}-{bot.name}-{clock}"
+                report = bench.play((bot, greedy), clock, seed, logs)
+                charges, _ = tallies[(bot.name, clock)].add(report, bot.name)
+                if bot is spinner and clock is Clock.CPU:
+                    loaded_spinner.append(charges)
+                    agreement.extend(
+                        zip(charges, own_counts(work / logs / "spinner.log"), strict=False)
+                    )
+        print(
+            f"\rloaded: seed {number}, {cpu_decisions()} decisions on the CPU clock, "
+            f"{time.monotonic() - started:.0f} s",
+            end="",
+            file=sys.stderr,
+        )
+
+    played = 0
+    stopped_early = False
+    try:
+        with burners(arguments.burners):
+            for number in itertools.count(1):
+                if number > arguments.matches and cpu_decisions() >= arguments.decisions:
+                    break
+                play_loaded(number)
+                played = number
+    except KeyboardInterrupt:
+        stopped_early = True
     loaded_s = time.monotonic() - started
     idle_pairs: list[tuple[float, float]] = []
-    for number in range(1, min(arguments.idle_matches, arguments.matches) + 1):
+    for number in range(1, min(arguments.idle_matches, len(loaded_spinner)) + 1):
         seed = derive_seed(arguments.seed, "match", number)
         report = bench.play((spinner, greedy), Clock.CPU, seed, f"idle-{number}")
         idle, _ = decisions_of(report, spinner.name)
@@ -177,6 +229,7 @@ def main() -> None:
             for fault in report.faults:
                 print(f"\n{fault.describe()}", file=sys.stderr)
     print(file=sys.stderr)
+    total_s = time.monotonic() - started
     within = sum(abs(charged - own) <= max(1.0, 0.02 * own) for charged, own in agreement)
     worst = max((abs(charged - own) for charged, own in agreement), default=0.0)
     idle_median = statistics.median(pair[0] for pair in idle_pairs) if idle_pairs else 0.0
@@ -191,20 +244,30 @@ def main() -> None:
             else "-"
         )
         others = ", ".join(f"{kind} {count}" for kind, count in sorted(tally.other_faults.items()))
+        timeouts = f"{tally.timeouts}" + (
+            f" (backstop {tally.backstops})" if tally.backstops else ""
+        )
         rows.append(
-            f"| {name} | {clock} | {tally.matches} | {tally.decisions} | {tally.timeouts} "
+            f"| {name} | {clock} | {tally.matches} | {tally.decisions} | {timeouts} "
             f"| {others or 'none'} | {charged} "
             f"| {statistics.median(tally.walls):.1f} / {percentile(tally.walls, 0.95):.1f} |"
         )
     text = (
         f"{SECTION}\n\n"
-        "`python benchmarks/cpu_clock.py [--decision-ms 30] [--matches 8] [--idle-matches 2] "
+        "`python benchmarks/cpu_clock.py [--decision-ms 30] [--matches 8] [--decisions N] "
+        "[--target-score S] [--cold-margin M] [--warmup-ms W] [--backstop B] [--nice N] "
+        "[--idle-matches 2] "
         "[--share 0.9] [--burners N] [--write]`\n\n"
-        + __doc__.split("\n\n")[1].replace("``", "`")
+        + "\n\n".join(__doc__.split("\n\n")[1:3]).replace("``", "`")
         + "\n\n"
         f"One run, {datetime.date.today().isoformat()}: decision_ms {decision_ms}, "
-        f"{arguments.burners} burners on {len(os.sched_getaffinity(0))} CPUs, load average "
-        f"{load:.1f} before, {plan.summary}; loaded part {loaded_s:.0f} s.\n\n"
+        f"warmup_ms {arguments.warmup_ms}, backstop {arguments.backstop:g}, "
+        f"target_score {arguments.target_score}, "
+        f"cold_margin {arguments.cold_margin}, {played} seeds (each bot on each clock), "
+        f"{arguments.burners} burners on {len(os.sched_getaffinity(0))} CPUs, niceness "
+        f"{os.nice(0)}, load average {load:.1f} before, {plan.summary}; loaded part "
+        f"{loaded_s:.0f} s, the whole run {total_s:.0f} s"
+        f"{' (interrupted: the loaded part stopped early)' if stopped_early else ''}.\n\n"
         "| bot (vs greedy) | clock | matches | decisions | timeouts | other faults "
         "| charged CPU ms median / p95 | wall ms median / p95 |\n"
         "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"

@@ -817,6 +817,10 @@ class Decision(NamedTuple):
     received_at: float
     #: The decoded message itself, with any fields newer than this SDK.
     raw: Mapping[str, Any]
+    #: :func:`time.process_time` (this process's CPU time, all its threads) when the SDK read
+    #: the request; None if unknown (then :meth:`time_left` counts wall time whatever the
+    #: clock).
+    received_cpu: float | None = None
 
     @property
     def seat(self) -> Seat:
@@ -843,11 +847,23 @@ class Decision(NamedTuple):
         """The legal actions as the referee wrote them."""
         return self.legal.text
 
-    def time_left(self) -> float:
-        """Seconds left of ``deadline_ms`` by this process's clock (the bank not counted).
+    @property
+    def clock(self) -> str:
+        """What this decision is charged, as ``match_start`` said: ``"cpu"`` or ``"wall"``
+        (``"wall"`` when this connection never saw the match start)."""
+        return self.match.time_control.clock if self.match is not None else "wall"
 
-        The referee's clock started earlier and transport time counts: keep a margin.
+    def time_left(self) -> float:
+        """Seconds left of ``deadline_ms`` (the bank not counted), in the unit the referee
+        charges: under the CPU clock, this process's CPU time (all its threads) used since
+        the request arrived, so waiting for a busy machine's CPU costs nothing; under the
+        wall clock, wall time.
+
+        The referee's clock started earlier, transport counts, and under the CPU clock so
+        does the CPU of any process the bot started (not counted here): keep a margin.
         """
+        if self.received_cpu is not None and self.clock == "cpu":
+            return self.received_cpu + self.deadline_ms / 1000 - time.process_time()
         return self.received_at + self.deadline_ms / 1000 - time.monotonic()
 
 
@@ -874,6 +890,7 @@ def _decision(data: dict[str, Any], match: MatchInfo | None, received_at: float)
         match,
         received_at,
         MappingProxyType(data),
+        time.process_time(),
     )
 
 

@@ -44,6 +44,11 @@ its ``handshake`` is dialling in within ``connect_s`` and saying a valid ``hello
 on if it still answers a ``ping``; one whose connection is gone has ``warmup_ms`` to dial in
 again, since it cannot be restarted from here.
 
+**The clock.** check-bot times every answer by the wall clock (its ``match_start`` says
+``wall``), and where the bot's cgroup counts CPU time it measures that too: the report says
+both (:attr:`CheckReport.clock_note`), and why the CPU time was not measured when it was not
+(no cgroup CPU accounting here, or a remote bot).
+
 One failure does not stop the check: after a failed item the checker makes sure the bot still
 answers a ``ping``, and restarts it if its process is gone or stuck. Every wait is bounded,
 and everything the checker started is stopped before :func:`check_bot` returns.
@@ -69,6 +74,7 @@ from protocol.sdk_views import read_bot_action
 from protocol.version import SEED_VERSION
 from protocol.views import EventTracker, legal_to_wire
 from referee.bots import BotSpec, kill_by_token, processes_with_environment
+from referee.cgroups import detect_cgroups
 from referee.faults import Fault, FaultKind, fault_reason
 from referee.listeners import RemoteListener
 from referee.rules.actions import parse_action
@@ -238,6 +244,23 @@ class CheckReport:
     restarts: int = 0
     #: The name the bot gave in its hello, if it said one.
     said: str | None = None
+    #: Why the bot's CPU time was not measured (None: it was, beside the wall time).
+    cpu_time_problem: str | None = None
+
+    @property
+    def clock_note(self) -> str:
+        """Which clock the check applied: answers timed by the wall clock, and the CPU time
+        of the bot's processes and threads measured beside it, or why not."""
+        note = (
+            f"answers timed by the wall clock (deadline_ms {self.settings.decision_ms}, as a "
+            "tournament on clock: wall times them)"
+        )
+        if self.cpu_time_problem is None:
+            return note + (
+                "; the CPU time of all the bot's processes and threads measured too (what a "
+                "tournament on clock: cpu charges)"
+            )
+        return note + f"; its CPU time not measured: {self.cpu_time_problem}"
 
     @property
     def name(self) -> str:
@@ -281,6 +304,12 @@ class CheckReport:
             "passed": self.passed,
             "summary": self.summary(),
             "settings": asdict(self.settings),
+            "clock": {
+                "answers": "wall",
+                "cpu_time_measured": self.cpu_time_problem is None,
+                "cpu_time_problem": self.cpu_time_problem,
+                "note": self.clock_note,
+            },
             "restarts": self.restarts,
             "items": [item.to_json() for item in self.items],
         }
@@ -329,7 +358,9 @@ def check_bot(
                 on_result(result)
         restarts = checker.restarts
     said = checker.said
-    return CheckReport(spec.name, spec.command, settings, tuple(results), restarts, said)
+    return CheckReport(
+        spec.name, spec.command, settings, tuple(results), restarts, said, checker.cpu_problem()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +398,19 @@ class _Checker:
         self.shutdown_sent = False
         #: The name in the bot's first valid hello.
         self.said: str | None = None
+        #: Whether the bot's first process was in a cgroup that counts its CPU time.
+        self.cpu_counted: bool | None = None
+
+    def cpu_problem(self) -> str | None:
+        """Why the bot's CPU time is not measured, or None if it is."""
+        if self.remote:
+            return "a remote bot runs on its own machine (a tournament times it by the wall clock)"
+        if self.cpu_counted is None:
+            return "the bot was never started"
+        if self.cpu_counted:
+            return None
+        problem = detect_cgroups().cpu_clock_problem()
+        return problem or "the bot's process is in no cgroup that counts its CPU time"
 
     def __enter__(self) -> _Checker:
         return self
@@ -393,6 +437,8 @@ class _Checker:
         else:
             session = self.server.start_bot(self.spec)
             timeout_s = self.settings.warmup_ms / 1000
+            if self.cpu_counted is None:
+                self.cpu_counted = self.server.cpu_clocked(session)
         self.session = session
         if session.handshake_fault is not None:
             return session.handshake_fault
@@ -926,7 +972,7 @@ def check_several_matches(checker: _Checker) -> Verdict:
         return Fail(f"the process ended after match {total} without being told to")
     cpu_after = cgroup.cpu_usage_us() if cgroup is not None else None
     cpu = (
-        ""
+        f"; CPU time not measured: {checker.cpu_problem()}"
         if cpu_before is None or cpu_after is None
         else _cpu_note((cpu_after - cpu_before) / 1000, thinking, decisions)
     )

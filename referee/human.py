@@ -7,10 +7,16 @@ clock with its warm-up and bank, and every failure a fault that forfeits the mat
 human seat has no clock and is never blamed for anything: it may only leave, by raising
 :class:`HumanQuit`. What the human is shown comes from the engine's ``observation`` of its
 seat alone, as protocol events, fed after every action so that play appears as it happens.
+
+A human match runs on the wall clock: a person's CPU time means nothing, so the person's
+decisions are timed by the wall clock (for the record only: a person has no deadline), and
+the bot is charged wall time too (its ``match_start`` says ``wall``), the time the person
+waits for it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +37,7 @@ from referee.runner import BotPlayer, MatchReport
 from referee.sandbox import SandboxPlan
 from referee.server import BotServer
 from referee.session import BotSession
-from referee.time_control import TimeControl
+from referee.time_control import Clock, TimeControl
 
 __all__ = [
     "HumanMatch",
@@ -121,13 +127,20 @@ def play_human_match(
 ) -> HumanMatch:
     """Play one match between ``human`` in ``human_seat`` and the bot process ``bot``.
 
-    All chance comes from ``seed``, as in :meth:`MatchRunner.play`, so the deals are those of
+    The match runs on the wall clock (``time_control.clock`` ``cpu`` raises ValueError). All
+    chance comes from ``seed``, as in :meth:`MatchRunner.play`, so the deals are those of
     a bot match with the same seed. The bot is started here and always stopped before
     returning, also when the human quits or Ctrl-C interrupts; ``server`` (closed by its
     owner) is made and closed here if not given, starting the bot as ``sandbox`` says.
     """
     options = options or RulesOptions()
     control = time_control or TimeControl()
+    if control.clock is Clock.CPU:
+        raise ValueError(
+            "a human match runs on the wall clock (a person's CPU time means nothing): "
+            "time_control.clock cpu cannot apply"
+        )
+    control = dataclasses.replace(control, clock=Clock.WALL)
     human_seat = Seat(human_seat)
     names = [human_name, human_name]
     names[human_seat.other] = bot.name
@@ -156,7 +169,7 @@ def play_human_match(
         if session.handshake_fault is None:
             active.handshake(session, control.warmup_ms / 1000)
         bot_player = BotPlayer(
-            active, session, match_id, human_seat.other, human_name, control, seed
+            active, session, match_id, human_seat.other, human_name, control, seed, Clock.WALL
         )
         human_player = HumanPlayer(human, human_seat)
         seats: list[Player[Fault]] = [human_player, bot_player]

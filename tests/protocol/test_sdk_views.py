@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 import time
 from types import MappingProxyType
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from protocol import builders
 from protocol.errors import ProtocolError
 from protocol.sdk_views import (
     MAX_MESSAGE_BYTES,
@@ -24,6 +26,7 @@ from protocol.sdk_views import (
     GameEnded,
     GameStarted,
     LegalActions,
+    MatchInfo,
     SlavePassed,
     TrickTaken,
     UnknownEvent,
@@ -188,6 +191,45 @@ def test_time_left_counts_from_arrival() -> None:
     _seen, _legal, message = decide_messages(1, RulesOptions())[0]
     view = parse_decide(message, None, time.monotonic() - 1.0)
     assert view.time_left() < -0.8
+
+
+def match_on(clock: str) -> MatchInfo:
+    """The match of :func:`decide_messages` (its id ``m``) as announced on ``clock``."""
+    control = {"decision_ms": 100, "bank_ms": None, "warmup_ms": 500}
+    message = builders.match_start("m", Seat.FIRST, "other", RulesOptions(), control, 5, clock)
+    return parse_match_start({**message, "version": "1.2", "id": 1})
+
+
+def spin_thread_cpu(seconds: float) -> None:
+    """Spin until the calling thread has used ``seconds`` of CPU time."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+def test_under_the_cpu_clock_time_left_is_cpu_time_so_waiting_costs_nothing() -> None:
+    _seen, _legal, message = decide_messages(1, RulesOptions())[0]
+    view = parse_decide(message, match_on("cpu"))  # deadline_ms 100
+    assert view.clock == "cpu"
+    time.sleep(0.15)  # no CPU: what a bot waiting for a busy machine's CPU is not charged
+    assert view.time_left() > 0.05
+
+
+def test_under_the_cpu_clock_every_thread_of_the_process_spends_time_left() -> None:
+    _seen, _legal, message = decide_messages(1, RulesOptions())[0]
+    view = parse_decide(message, match_on("cpu"))
+    helper = threading.Thread(target=spin_thread_cpu, args=(0.15,))
+    helper.start()
+    helper.join()
+    assert view.time_left() < -0.04
+
+
+def test_under_the_wall_clock_or_an_unknown_match_time_left_is_wall_time() -> None:
+    _seen, _legal, message = decide_messages(1, RulesOptions())[0]
+    views = [parse_decide(message, match_on("wall")), parse_decide(message, None)]
+    assert [view.clock for view in views] == ["wall", "wall"]
+    time.sleep(0.15)
+    assert all(view.time_left() < -0.04 for view in views)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,10 +23,12 @@ from referee.rules.game import Observation, Seat, new_game
 from referee.rules.match import Termination
 from referee.rules.options import RulesOptions
 from referee.selfplay import FirstLegalPolicy, play_policy_match
-from referee.time_control import TimeControl
+from referee.server import BotServer
+from referee.time_control import Clock, TimeControl
 from tests.referee.helpers import deal
 
 RAWBOT = Path(__file__).resolve().parents[1] / "bots" / "rawbot.py"
+CLOCKWORK = Path(__file__).resolve().parents[1] / "bots" / "clockwork.py"
 FAST = RulesOptions(target_score=5, cold_margin=3)
 CONTROL = TimeControl(decision_ms=2000, warmup_ms=5000)
 
@@ -152,6 +154,31 @@ def test_quitting_abandons_the_match_and_stops_the_bot() -> None:
     assert outcome.report.winner is None
     assert human.started is not None
     assert human.started.players == ("human", "first")
+
+
+def test_a_human_match_runs_on_the_wall_clock_and_tells_the_bot_so(tmp_path: Path) -> None:
+    """A person's CPU time means nothing: the bot is charged wall time, even where this
+    machine keeps the CPU clock, and its match_start says so."""
+    human = Scripted()
+    spinner = BotSpec("clockwork", (sys.executable, str(CLOCKWORK), "spin", "0"))
+    with BotServer(log_dir=tmp_path) as server:
+        outcome = play_human_match(
+            spinner, human, seed=5, options=FAST, time_control=CONTROL, server=server
+        )
+    assert outcome.finished
+    assert human.started is not None
+    assert human.started.time_control.clock is Clock.WALL
+    assert "CLOCKWORK clock=wall" in (tmp_path / "clockwork.log").read_text()
+    lines = outcome.report.record_lines()
+    actions = [action for line in lines if line["type"] == "game" for action in line["actions"]]
+    assert actions
+    assert all("ms" in action and "cpu_ms" not in action for action in actions)
+
+
+def test_a_human_match_refuses_the_cpu_clock_by_name() -> None:
+    control = dataclasses.replace(CONTROL, clock=Clock.CPU)
+    with pytest.raises(ValueError, match="a human match runs on the wall clock"):
+        play_human_match(resolve_bot("first"), Scripted(), seed=5, time_control=control)
 
 
 def test_check_action_gives_the_engines_reason() -> None:

@@ -180,6 +180,7 @@ def print_item(result: ItemResult, indent: str = "") -> None:
 
 
 def _print_summary(report: CheckReport) -> None:
+    typer.echo(f"Clock: {report.clock_note}")
     summary = report.summary()
     if report.restarts:
         summary += f" (the bot's process was restarted {report.restarts} time(s))"

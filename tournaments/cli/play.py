@@ -11,6 +11,9 @@ Answers: a choice's number; or the action written out: a card to play (``7H``, `
 ``r`` or ``?`` for the rules, ``h`` for help, ``q`` to quit (after a confirmation). The end
 of input (Ctrl-D) and Ctrl-C leave the match at once. Either way the bot is shut down.
 
+The match runs on the wall clock (:mod:`referee.human`): the bot is charged wall time, the
+person has no time limit; the introduction says so.
+
 Exit codes: 0 the match was played to its end (won, lost, or won by the bot's forfeit);
 1 the person left before the end; 2 a bot name that resolves to nothing or an unwritable
 record.
@@ -285,6 +288,12 @@ class TerminalPlayer:
         console.print(
             f"Match to {options.target_score} points, or a lead of {options.cold_margin}; "
             f"seed {start.seed}."
+        )
+        control = start.time_control
+        console.print(
+            f"Clock: wall time. {start.players[bot]} has {control.decision_ms} ms a decision "
+            f"({control.warmup_ms} ms more for its start and first decision); you have no "
+            "time limit."
         )
         console.print(
             "Type a choice's number, or write it out (7H, 2S 7D, pass, bid 3). "
@@ -625,6 +634,9 @@ def play_command(
     sandbox: SandboxOption = SandboxMode.AUTO,
 ) -> None:
     """Play a match against a bot in the terminal.
+
+    The match runs on the wall clock (your CPU time means nothing): the bot is charged the
+    wall time you wait for it, within --decision-ms; you have no time limit.
 
     Exit 0 when the match was played to its end, 1 when you left it, 2 on a bad bot name or
     an unwritable record.

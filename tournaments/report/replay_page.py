@@ -160,9 +160,11 @@ def _step(
         step.update(action="play", card=action.card.code)
     if isinstance(action, Exchange | Stop):
         step["round"] = _exchange_round(before)
-    milliseconds = _milliseconds(entry.get("ms"))
-    if milliseconds is not None:
-        step["ms"] = milliseconds
+    # The wall time of the decision and, on the CPU clock, the CPU time it was charged.
+    for key in ("ms", "cpu_ms"):
+        milliseconds = _milliseconds(entry.get(key))
+        if milliseconds is not None:
+            step[key] = milliseconds
     step["hands"] = _hands(state)
     step["won"] = list(state.tricks_won)
     step["stock"] = len(state.deck) - state.stock_position
@@ -280,19 +282,25 @@ def _fault(entry: object, players: Sequence[str], forfeit: bool) -> dict[str, An
 
 
 def _times(games: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each seat's decisions with a time, and their mean and slowest, in ms."""
+    """Each seat's decisions with a time, and their mean and slowest, in ms of wall time
+    and (decisions on the CPU clock) of CPU time charged."""
     times: list[list[float]] = [[], []]
+    charges: list[list[float]] = [[], []]
     for game in games:
         for step in game["steps"]:
             if "ms" in step:
                 times[step["seat"]].append(step["ms"])
+            if "cpu_ms" in step:
+                charges[step["seat"]].append(step["cpu_ms"])
     return [
         {
             "decisions": len(seat),
             "mean": sum(seat) / len(seat) if seat else None,
             "max": max(seat) if seat else None,
+            "cpu_mean": sum(charged) / len(charged) if charged else None,
+            "cpu_max": max(charged) if charged else None,
         }
-        for seat in times
+        for seat, charged in zip(times, charges, strict=True)
     ]
 
 

@@ -43,6 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.bots import BotSpec
+from referee.cgroups import detect_cgroups
+from referee.time_control import Clock, TimeControl
 from tournaments.config.tournament import ExecutorSetup
 from tournaments.errors import ClusterError
 from tournaments.run.worker import bot_problems, close_worker_runner
@@ -73,14 +75,26 @@ def _package_version() -> str:
         return "unknown"
 
 
-def worker_facts(bots: Sequence[BotSpec]) -> dict[str, Any]:
+def worker_facts(
+    bots: Sequence[BotSpec], time_control: TimeControl | None = None
+) -> dict[str, Any]:
     """Run on a worker: its host, process, aegis-ref version and what stops it starting the
-    bots (see :func:`bot_problems`)."""
+    bots (see :func:`bot_problems`), or keeping their clock: a ``time_control`` that
+    requires ``clock: cpu`` where this worker's cgroups cannot count the bots' CPU time."""
+    problems = bot_problems(bots)
+    if time_control is not None and time_control.clock is Clock.CPU:
+        missing = detect_cgroups().cpu_clock_problem()
+        if missing is not None:
+            problems.append(
+                f"time_control.clock is cpu, but this worker has {missing} (run the worker "
+                "where it can create cgroups: docs/cluster.md; or use clock: wall, or leave "
+                "clock out to fall back to it)"
+            )
     return {
         "host": socket.gethostname(),
         "pid": os.getpid(),
         "version": _package_version(),
-        "problems": bot_problems(bots),
+        "problems": problems,
     }
 
 
@@ -254,11 +268,16 @@ class ClusterSession:
                 self._threads = sum(self.client.nthreads().values())
         return max(1, self._threads)
 
-    def check_workers(self, bots: Sequence[BotSpec]) -> list[dict[str, Any]]:
+    def check_workers(
+        self, bots: Sequence[BotSpec], time_control: TimeControl | None = None
+    ) -> list[dict[str, Any]]:
         """Ask every worker whether it can run the bots; raise :class:`ClusterError` naming
-        the workers that cannot (aegis-ref missing or another version, a bot missing)."""
+        the workers that cannot (aegis-ref missing or another version, a bot missing, no
+        cgroup CPU accounting where ``time_control`` requires ``clock: cpu``)."""
         try:
-            replies: Mapping[str, Any] = self.client.run(worker_facts, bots, on_error="return")
+            replies: Mapping[str, Any] = self.client.run(
+                worker_facts, bots, time_control, on_error="return"
+            )
         except (OSError, TimeoutError) as error:
             raise ClusterError(f"cannot reach the workers of {self.address}: {error}") from None
         mine = _package_version()
@@ -314,10 +333,14 @@ class ClusterSession:
 
 @contextlib.contextmanager
 def open_cluster(
-    setup: ExecutorSetup, bots: Sequence[BotSpec], note: Callable[[str], None]
+    setup: ExecutorSetup,
+    bots: Sequence[BotSpec],
+    note: Callable[[str], None],
+    time_control: TimeControl | None = None,
 ) -> Iterator[ClusterSession]:
-    """Connect to the configured cluster (or start a local one), check its workers, and
-    yield the session; on leaving, stop every worker's bots and disconnect."""
+    """Connect to the configured cluster (or start a local one), check its workers (that
+    they can start ``bots`` and keep ``time_control``'s clock), and yield the session; on
+    leaving, stop every worker's bots and disconnect."""
     if not setup.is_dask:
         raise ValueError(f"executor kind {setup.kind!r} is not a cluster")
     helper = None
@@ -341,7 +364,7 @@ def open_cluster(
         helper=helper,
     )
     try:
-        facts = session.check_workers(bots)
+        facts = session.check_workers(bots, time_control)
         threads = session.capacity()
         hosts = len({fact["host"] for fact in facts})
         started = " started here" if helper is not None else ""

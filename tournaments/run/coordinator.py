@@ -512,7 +512,9 @@ def _open_coordinator(
     if setup.executor.is_dask:
         from tournaments.run.cluster import open_cluster  # Dask only when asked for
 
-        session = resources.enter_context(open_cluster(setup.executor, setup.bots, display.note))
+        session = resources.enter_context(
+            open_cluster(setup.executor, setup.bots, display.note, setup.time_control)
+        )
         if hub is not None and remote is not None and setup.listen is not None:
             # Workers elsewhere reach the bots through the listener, with the run's key.
             host = setup.listen_advertise or advertised_host(setup.listen.host, session.address)

@@ -51,6 +51,7 @@ from typing import Any
 
 from referee.bots import BotSpec, kill_until_gone
 from referee.cgroups import release_folders
+from referee.cpu_clock import ClockUnavailableError
 from referee.listeners import RemoteLink
 from referee.preflight import PreflightResult, preflight_bots
 from referee.records import dumps_line
@@ -452,7 +453,13 @@ def play_match_task(task: MatchTask) -> MatchOutcome:
     slot = None
     try:
         bots = [reaped(spec) for spec in task.bots]
-        slot = _runner_for(task, ident)
+        try:
+            slot = _runner_for(task, ident)
+        except ClockUnavailableError as error:
+            # A worker that joined after the check of the workers, without cgroups: as for a
+            # missing bot, fail the task naming the worker (docs/cluster.md).
+            where = f"{socket.gethostname()}:{os.getpid()}"
+            raise ClusterError(f"worker {where} cannot keep the clock: {error}") from None
         started = time.perf_counter()
         report = slot.runner.play(bots, task.seed, task.match_id, absent=task.absent)
         duration = time.perf_counter() - started

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from referee.cgroups import detect_cgroups
 from referee.conformance import CHECKLIST, REMOTE_CHECKLIST
 from referee.listeners import generate_keys
 from referee.sandbox import bubblewrap_problem
 from tests.referee.bot_helpers import RANDOM_BOT, remote_bot
-from tests.tournaments.helpers import free_port
+from tests.tournaments.helpers import AEGIS_REF, free_port
 from tournaments.cli import app
 
 RAWBOT = Path(__file__).resolve().parents[2] / "bots" / "rawbot.py"
@@ -37,6 +38,41 @@ def test_command_json_report_for_a_bundled_bot() -> None:
     assert data["settings"]["matches"] == 1
     assert [item["name"] for item in data["items"]] == NAMES
     assert {item["status"] for item in data["items"]} == {"pass"}
+    # Both clocks: the answers timed by the wall clock, the CPU time measured beside them
+    # where this machine counts it.
+    problem = detect_cgroups().cpu_clock_problem()
+    assert data["clock"]["answers"] == "wall"
+    assert data["clock"]["cpu_time_measured"] is (problem is None)
+    several = next(item for item in data["items"] if item["name"] == "several_matches")
+    assert "slowest answer" in several["reason"]
+    if problem is None:
+        assert data["clock"]["cpu_time_problem"] is None
+        assert "; CPU time " in several["reason"]
+        assert "in all its processes and threads" in several["reason"]
+
+
+def test_without_cgroup_cpu_accounting_the_report_says_its_cpu_time_was_not_measured(
+    tmp_path: Path,
+) -> None:
+    """A real run of the command without cgroups: the wall clock only, and why."""
+    done = subprocess.run(
+        [str(AEGIS_REF), "check-bot", "--json", "--matches", "1", "first"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "AEGIS_CGROUPS": "off"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    missing = "no writable cgroup with CPU accounting (cgroup v2 cpu.stat or v1 cpuacct)"
+    assert data["clock"]["answers"] == "wall"
+    assert data["clock"]["cpu_time_measured"] is False
+    assert data["clock"]["cpu_time_problem"].startswith(missing)
+    assert f"its CPU time not measured: {missing}" in data["clock"]["note"]
+    several = next(item for item in data["items"] if item["name"] == "several_matches")
+    assert f"; CPU time not measured: {missing}" in several["reason"]
 
 
 def test_command_prints_each_item_and_fails_with_exit_code_1() -> None:
@@ -47,8 +83,12 @@ def test_command_prints_each_item_and_fails_with_exit_code_1() -> None:
     lines = result.stdout.splitlines()
     how = "sandboxed" if bubblewrap_problem() is None else "unsandboxed: bots ran unsandboxed"
     assert lines[0].startswith(f"Checking {shlex.join(command)} ({how}")
-    assert [line.split(" ", 2)[1].rstrip(":") for line in lines[1:-1]] == NAMES
+    assert [line.split(" ", 2)[1].rstrip(":") for line in lines[1:-2]] == NAMES
     assert "FAIL shutdown: still running 1.0 s after shutdown" in result.stdout
+    assert lines[-2].startswith(
+        "Clock: answers timed by the wall clock (deadline_ms 1000, as a tournament on clock: "
+        "wall times them); "
+    )
     assert lines[-1] == f"15 of 16 items passed; failed: shutdown; it ran {how.split(':')[0]}"
 
 

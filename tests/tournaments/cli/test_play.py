@@ -96,6 +96,11 @@ def answer_one_until_the_end(terminal: Terminal) -> None:
 def test_a_whole_match_answering_choice_one(terminal: Terminal) -> None:
     prompt = terminal.expect(PROMPT)
     assert "Aegis: you (seat 0) against first (seat 1)" in terminal.screen
+    # A person plays on the wall clock, and is told so.
+    assert "Clock: wall time. first has 1000 ms a decision (5000 ms more for its start" in (
+        " ".join(terminal.screen.split())
+    )
+    assert "you have no time limit." in " ".join(terminal.screen.split())
     assert "Key card" in terminal.screen
     assert "Your hand:" in terminal.screen
     choices = int(prompt.group(2))

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from referee.cgroups import detect_cgroups
 from referee.rules.cards import parse_card
 from tests.tournaments.chromium import devtools_page, png_size, require_chromium
 from tests.tournaments.cli.helpers import invoke, read_lines, write_lines
@@ -89,6 +90,31 @@ def test_the_engine_replays_every_step_of_a_record() -> None:
             assert result["scores_after"] == line["scores_after"]
             assert result["tricks"] == line["tricks_won"]
             assert game["steps"][-1]["hands"] == [[], []]
+
+
+def test_each_step_keeps_its_wall_and_cpu_time_and_each_seat_their_means() -> None:
+    lines = read_lines(EXCHANGES)
+    timed = next(line for line in lines if line["type"] == "game" and line["match"] == 1)
+    for number, action in enumerate(timed["actions"]):
+        action["ms"] = 10.0 + number
+        if action["seat"] == 0:
+            action["cpu_ms"] = 1.5 * number  # seat 1 on the wall clock: no charge
+    timed["actions"][0]["cpu_ms"] = -1  # a bad value is left out, not shown
+    (match,) = replay_data(lines, match=1, game=timed["game"])
+    steps = match["games"][0]["steps"]
+    assert [step["ms"] for step in steps] == [action["ms"] for action in timed["actions"]]
+    assert [step.get("cpu_ms") for step in steps] == [
+        None if number == 0 or action["seat"] == 1 else 1.5 * number
+        for number, action in enumerate(timed["actions"])
+    ]
+    charged = [
+        1.5 * number
+        for number, action in enumerate(timed["actions"])
+        if number > 0 and action["seat"] == 0
+    ]
+    first, second = match["times"]
+    assert (first["cpu_mean"], first["cpu_max"]) == (sum(charged) / len(charged), max(charged))
+    assert (second["cpu_mean"], second["cpu_max"]) == (None, None)
 
 
 def test_only_the_chosen_match_and_game() -> None:
@@ -369,8 +395,26 @@ def test_a_tournament_match_steps_in_chromium(tournament_output: Path, tmp_path:
         status = _text(page, "#status")
         assert players[action["seat"]] in status
         assert {"stop": "stops", "exchange": "round 1", "bid": "bids"}[action["action"]] in status
-        if "ms" in action:
-            assert f"decided in {action['ms']:.1f} ms" in _text(page, f"#seat-{action['seat']}")
+        # Its time: wall, and on the CPU clock (where this machine keeps it) the CPU charge.
+        assert ("cpu_ms" in action) == (detect_cgroups().cpu_clock_problem() is None)
+        told = f"{action['ms']:.1f} ms" + (
+            f", CPU {action['cpu_ms']:.1f} ms" if "cpu_ms" in action else ""
+        )
+        assert f"decided in {told}" in _text(page, f"#seat-{action['seat']}")
+        assert _text(page, "#actions li.step .ms").strip() == told
+        seat_times = page.evaluate(
+            f"Array.prototype.map.call(document.querySelectorAll('#times tbody tr:nth-child("
+            f"{action['seat'] + 1}) td'), function (node) {{ return node.textContent; }})"
+        )
+        charges = [
+            step["cpu_ms"]
+            for game in games
+            for step in game["actions"]
+            if step["seat"] == action["seat"] and "cpu_ms" in step
+        ]
+        assert seat_times[5:] == (
+            [f"{sum(charges) / len(charges):.1f}", f"{max(charges):.1f}"] if charges else ["-", "-"]
+        )
         # Trick by trick with the down arrow: each trick's cards and winner, as recorded.
         stops = _stops(first)
         shown_tricks = 0

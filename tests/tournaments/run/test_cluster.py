@@ -12,19 +12,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import yaml
 
+from referee.cgroups import detect_cgroups
 from referee.records import verify_lines
 from tests.tournaments.helpers import (
     BUNDLED_TOTAL,
@@ -63,14 +65,16 @@ class Cluster:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
 
-def _start(arguments: list[str], marker: str, log: Path) -> subprocess.Popen[bytes]:
+def _start(
+    arguments: list[str], marker: str, log: Path, environment: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     with log.open("ab") as stream:
         return subprocess.Popen(
             [str(DASK), *arguments],
             stdin=subprocess.DEVNULL,
             stdout=stream,
             stderr=stream,
-            env={**os.environ, "AEGIS_TEST_MARKER": marker},
+            env={**os.environ, **(environment or {}), "AEGIS_TEST_MARKER": marker},
             process_group=0,
         )
 
@@ -98,7 +102,16 @@ def _wait_for_workers(address: str, count: int, timeout: float) -> None:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """``dask scheduler`` on 127.0.0.1 and two one-thread ``dask worker`` processes."""
-    folder = tmp_path_factory.mktemp("dask")
+    with _running_cluster(tmp_path_factory.mktemp("dask"), 2) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def _running_cluster(
+    folder: Path, workers: int, worker_environment: Mapping[str, str] | None = None
+) -> Iterator[Cluster]:
+    """A scheduler and ``workers`` one-thread workers (``worker_environment`` added to
+    theirs), stopped at the end with everything they started."""
     scheduler_file = folder / "scheduler.json"
     marker = uuid.uuid4().hex
     processes: list[subprocess.Popen[bytes]] = []
@@ -115,13 +128,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             except (OSError, ValueError, KeyError):
                 time.sleep(0.05)
         assert address is not None, "the scheduler did not write its file in time"
-        for number in range(2):
+        for number in range(workers):
             worker = ["worker", "--scheduler-file", str(scheduler_file), "--host", "127.0.0.1"]
             worker += ["--nthreads", "1", "--nworkers", "1", "--no-dashboard"]
             worker += ["--name", f"worker-{number}"]
             worker += ["--local-directory", str(folder / f"worker-{number}")]
-            processes.append(_start(worker, marker, folder / f"worker-{number}.log"))
-        _wait_for_workers(address, 2, timeout=30)
+            log = folder / f"worker-{number}.log"
+            processes.append(_start(worker, marker, log, worker_environment))
+        _wait_for_workers(address, workers, timeout=30)
         yield Cluster(folder, scheduler_file, address, marker, processes)
     finally:
         for process in reversed(processes):  # workers first: they then need no scheduler
@@ -313,6 +327,50 @@ def test_local_cluster_option(reference: Reference) -> None:
     _check_store(output)
     assert results(output / "results.sqlite") == reference.results
     assert wait_no_processes(reference.marker, timeout=5) == []
+
+
+@pytest.mark.skipif(
+    detect_cgroups().cpu_clock_problem() is not None,
+    reason=f"the earlier run needs the CPU clock here: {detect_cgroups().cpu_clock_problem()}",
+)
+def test_a_worker_without_cgroup_cpu_accounting_refuses_a_required_cpu_clock(
+    tmp_path: Path,
+) -> None:
+    """A real cluster whose worker runs with AEGIS_CGROUPS=off, and a config that requires
+    clock: cpu: the run stops before any match, naming the worker and what it lacks, and the
+    matches an earlier run stored are all still there, records and all."""
+    required = {"decision_ms": 2000, "warmup_ms": 10000, "clock": "cpu"}
+    config, marker = write_config(tmp_path, BOTS[:2], time_control=required, matches_per_pair=2)
+    earlier = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path, timeout=120)
+    assert earlier.returncode == 0, earlier.stderr
+    output = tmp_path / "out"
+    stored = results(output / "results.sqlite")
+    assert len(stored) == 2
+    records = {path.name: path.read_bytes() for path in (output / "records").iterdir()}
+    (tmp_path / "dask").mkdir()
+    with _running_cluster(tmp_path / "dask", 1, {"AEGIS_CGROUPS": "off"}) as cpuless:
+        config, _ = write_config(
+            tmp_path,
+            BOTS,
+            marker=marker,
+            time_control=required,
+            matches_per_pair=2,
+            executor={"kind": "dask", "address": cpuless.address},
+        )
+        refused = run_cli("tournament", str(config), "--output", "out", cwd=tmp_path, timeout=120)
+    assert refused.returncode == 2, refused.stderr
+    message = " ".join(refused.stderr.split())
+    assert "the cluster's workers cannot play this tournament" in message
+    assert re.search(
+        r"worker tcp://127\.0\.0\.1:\d+ \([^)]+\): time_control\.clock is cpu, but this worker "
+        r"has no writable cgroup with CPU accounting \(cgroup v2 cpu\.stat or v1 cpuacct\) and a "
+        r"freezer",
+        message,
+    ), message
+    assert "Traceback" not in refused.stderr
+    assert results(output / "results.sqlite") == stored
+    assert {path.name: path.read_bytes() for path in (output / "records").iterdir()} == records
+    assert wait_no_processes(marker, timeout=5) == []
 
 
 def test_an_unreachable_scheduler_is_a_clean_error(tmp_path: Path) -> None:

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
+import re
 import sqlite3
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -138,3 +142,39 @@ def test_a_worker_without_a_bot_s_program_fails_the_task(tmp_path: Path) -> None
     assert worker._playing == set()
     close_worker_runner()
     assert worker._reaper is None
+
+
+def test_a_worker_without_cgroup_cpu_accounting_fails_a_cpu_clock_task_naming_itself(
+    tmp_path: Path,
+) -> None:
+    """A worker process run with AEGIS_CGROUPS=off (as one that joined a cluster after its
+    workers were checked) and a task that requires clock: cpu: the task fails, naming the
+    worker and what it lacks, before any bot starts."""
+    script = (
+        "from referee.bundled import resolve_bot\n"
+        "from referee.time_control import Clock, TimeControl\n"
+        "from tournaments.errors import ClusterError\n"
+        "from tournaments.run.worker import MatchTask, play_match_task\n"
+        "bots = (resolve_bot('first'), resolve_bot('random'))\n"
+        "cpu = TimeControl(clock=Clock.CPU)\n"
+        "task = MatchTask('r0001-first+random', 1, bots, time_control=cpu)\n"
+        "try:\n"
+        "    play_match_task(task)\n"
+        "except ClusterError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "AEGIS_CGROUPS": "off"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(
+        r"worker .+:\d+ cannot keep the clock: time_control\.clock is cpu, but this machine has "
+        r"no writable cgroup with CPU accounting .*\n",
+        done.stdout,
+    ), done.stdout

@@ -44,6 +44,11 @@
     return span;
   }
   function ms(value) { return value === null || value === undefined ? "-" : value.toFixed(1); }
+  // A decision's wall time and, on the CPU clock, the CPU time it was charged beside it.
+  function timeText(step) {
+    var cpu = step.cpu_ms !== undefined ? ", CPU " + ms(step.cpu_ms) + " ms" : "";
+    return ms(step.ms) + " ms" + cpu;
+  }
   function plural(count, word) { return count + " " + word + (count === 1 ? "" : "s"); }
 
   function match() { return matches[at.m]; }
@@ -119,7 +124,8 @@
       var t = m.times[seat];
       var row = el("tr");
       add(row, el("td", "num", seat), el("td", "name", name(seat)),
-        el("td", "num", t.decisions), el("td", "num", ms(t.mean)), el("td", "num", ms(t.max)));
+        el("td", "num", t.decisions), el("td", "num", ms(t.mean)), el("td", "num", ms(t.max)),
+        el("td", "num", ms(t.cpu_mean)), el("td", "num", ms(t.cpu_max)));
       body.appendChild(row);
     });
     var list = clear($("fault-list"));
@@ -139,7 +145,7 @@
       item.value = index + 1;
       item.dataset.position = String(index + 1);
       add(item, describe(step, g));
-      if (step.ms !== undefined) add(item, el("span", "ms", "  " + ms(step.ms) + " ms"));
+      if (step.ms !== undefined) add(item, el("span", "ms", "  " + timeText(step)));
       list.appendChild(item);
     });
     faultsAt(m, g, g.steps.length + 1).forEach(function (fault) {
@@ -187,7 +193,7 @@
       clear(box.querySelector(".hand")).appendChild(cards(hands[seat], g, fresh));
       var facts = "tricks " + (step ? step.won[seat] : 0);
       if (step && step.seat === seat && step.ms !== undefined) {
-        facts += " \u00b7 decided in " + ms(step.ms) + " ms";
+        facts += " \u00b7 decided in " + timeText(step);
       }
       box.querySelector(".facts").textContent = facts;
       box.classList.toggle("to-move", toMove === seat);
