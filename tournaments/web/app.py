@@ -174,6 +174,11 @@ class RunView:
             self._connection.close()
             self._connection = None
 
+    @property
+    def has_sprt(self) -> bool:
+        """True if the folder held an SPRT run's status at the last poll (read after it)."""
+        return bool(self._files) and self._files[0][1] >= 0
+
     # -- on the event loop
 
     @property
@@ -205,8 +210,9 @@ class RunView:
                 except (sqlite3.Error, StoreError) as error:
                     _log.warning("cannot read the store of %s: %s", self.directory, error)
                     live = None
-                if live is None:  # no store (an SPRT run): the version alone
-                    live = json.dumps({"api": API_VERSION, "version": self.version}).encode()
+                if live is None:  # no store (an SPRT run): the version, and if it has begun
+                    begun = {"api": API_VERSION, "version": self.version, "sprt": self.has_sprt}
+                    live = json.dumps(begun).encode()
                 self.live = b"event: update\ndata: " + live + b"\n\n"
                 waiting, self._changed = self.changed, None
                 waiting.set_result(self.version)
