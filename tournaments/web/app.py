@@ -16,6 +16,11 @@ blocks that client's coroutine alone.
 Every page is a static file of this package (:data:`STATIC`) that draws the API's data as
 text; the Content-Security-Policy allows the server's own scripts, styles and requests and
 nothing else.
+
+The HTML report of the folder (``aegis-ref report``, ``OUTPUT/report.html``), if there is
+one, is served at ``/report`` and linked from the pages; its links to the replay pages and
+records it wrote beside it lead to the server's own (``/replays/...`` and ``/records/...``
+redirect). A report that shows the master seed is never served.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import sqlite3
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -32,6 +38,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -45,6 +52,7 @@ from starlette.routing import Route
 
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError
+from tournaments.report.html_report import REPORT_NAME, SEED_SHOWN, report_page_policy
 from tournaments.report.replay_page import (
     RecordReadError,
     read_record_lines,
@@ -93,6 +101,9 @@ MAX_STREAMS = 5000
 _DOCUMENTS_KEPT = 1024
 #: Replay pages kept rendered (the latest asked for).
 _REPLAYS_KEPT = 32
+#: The names the report gives the replay pages and records it links to.
+_REPORT_REPLAY = re.compile(r"match-(?P<id>.+)\.html")
+_REPORT_RECORD = re.compile(r"match-(?P<id>.+)\.jsonl")
 
 _Document = Callable[[sqlite3.Connection], dict[str, Any] | None]
 
@@ -119,11 +130,13 @@ class RunView:
         # Touched on the executor's thread alone.
         self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
-        #: What the SPRT status and the matches in play looked like at the last poll.
+        #: What the SPRT status, the matches in play and the report looked like at the
+        #: last poll.
         self._files: list[tuple[int, int]] = []
         # Touched on the event loop alone.
         self._documents: dict[str, asyncio.Future[bytes | None]] = {}
         self._replays: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
+        self._report: tuple[tuple[int, int], bytes | None] | None = None
         self._changed: asyncio.Future[int] | None = None
         #: The latest ``update`` event, as sent: the same bytes to every stream.
         self.live = b"event: update\ndata: {}\n\n"
@@ -135,7 +148,7 @@ class RunView:
         """True if the store (or an SPRT run's status) changed since the last poll, or
         could be read for the first time."""
         files = []
-        for name in (SPRT_STATUS, IN_PLAY_NAME):
+        for name in (SPRT_STATUS, IN_PLAY_NAME, REPORT_NAME):
             try:
                 status = (self.directory / name).stat()
                 files.append((status.st_mtime_ns, status.st_size))
@@ -179,7 +192,38 @@ class RunView:
         """True if the folder held an SPRT run's status at the last poll (read after it)."""
         return bool(self._files) and self._files[0][1] >= 0
 
+    def _live(self, connection: sqlite3.Connection) -> dict[str, Any] | None:
+        found = self.with_in_play(live_document)(connection)
+        if found is None:
+            return None
+        self._report = self._read_report()
+        served = self._report is not None and self._report[1] is not None
+        return {**found, "report": "/report" if served else None}
+
+    def _read_report(self) -> tuple[tuple[int, int], bytes | None] | None:
+        """The report file's (mtime, size) and its bytes (None if it shows the seed); None
+        if there is no report."""
+        path = self.directory / REPORT_NAME
+        try:
+            status = path.stat()
+            key = (status.st_mtime_ns, status.st_size)
+            if self._report is not None and self._report[0] == key:
+                return self._report
+            body = path.read_bytes()
+        except OSError:
+            return None
+        if SEED_SHOWN.encode() in body[:4096]:
+            _log.warning("%s shows the master seed: not served", path)
+            return key, None
+        return key, body
+
     # -- on the event loop
+
+    async def report(self) -> bytes | None:
+        """The folder's HTML report, None if it has none or it shows the master seed;
+        read again when the file changed."""
+        self._report = await self._run(self._read_report)
+        return None if self._report is None else self._report[1]
 
     @property
     def changed(self) -> asyncio.Future[int]:
@@ -206,7 +250,7 @@ class RunView:
                 self.version += 1
                 self._documents.clear()
                 try:
-                    live = await self.document("live", self.with_in_play(live_document))
+                    live = await self.document("live", self._live)
                 except (sqlite3.Error, StoreError) as error:
                     _log.warning("cannot read the store of %s: %s", self.directory, error)
                     live = None
@@ -388,6 +432,32 @@ def create_app(
             return RedirectResponse("/sprt", status_code=303)  # an SPRT run has no standings
         return page("standings.html")
 
+    async def report_page(request: Request) -> Response:
+        body = await view.report()
+        if body is None:
+            return _not_found()
+        return Response(
+            body,
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Content-Security-Policy": f"{report_page_policy()}; frame-ancestors 'none'",
+                "Cache-Control": "no-cache",
+            },
+        )
+
+    async def report_replay(request: Request) -> Response:
+        found = _REPORT_REPLAY.fullmatch(request.path_params["name"])
+        if found is None or not MATCH_ID.fullmatch(found["id"]):
+            return _not_found()
+        return RedirectResponse(f"/replay/{quote(found['id'], safe='')}", status_code=307)
+
+    async def report_record(request: Request) -> Response:
+        found = _REPORT_RECORD.fullmatch(request.path_params["name"])
+        if found is None or not MATCH_ID.fullmatch(found["id"]):
+            return _not_found()
+        record = f"{api}/matches/{quote(found['id'], safe='')}/record"
+        return RedirectResponse(record, status_code=307)
+
     async def sprt_page(request: Request) -> Response:
         return page("sprt.html")
 
@@ -481,6 +551,9 @@ def create_app(
         Route("/", standings_page),
         Route("/matches", matches_page),
         Route("/sprt", sprt_page),
+        Route("/report", report_page),
+        Route("/replays/{name:str}", report_replay),
+        Route("/records/{name:str}", report_record),
         Route("/bots/{name:str}", bot_page),
         Route("/replay/{match_id:str}", replay_page),
         Route("/static/{name:str}", static),

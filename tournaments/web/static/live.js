@@ -310,6 +310,9 @@
   var events = new EventSource(API + "/events");
   events.addEventListener("update", function (event) {
     var update = JSON.parse(event.data);
+    // The folder's HTML report (aegis-ref report), linked while there is one.
+    var report = document.getElementById("report-link");
+    if (report) report.hidden = !update.report;
     drawing = drawing.then(function () { return refresh(update); }).then(function () {
       var state = document.body.dataset.state;
       if (state && state !== "running") {
