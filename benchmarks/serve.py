@@ -22,6 +22,14 @@ polling the store's ``data_version`` every 5 ms); and the first load of the stan
 (its HTML, script, style and first event, as a browser fetches them).
 
     python benchmarks/serve.py [--viewers 1000] [--matches-per-pair 10] [--repeat 6]
+
+``--per-change N`` measures instead what a change costs the server: a short tournament is
+played once, then served twice, to no viewer and to ``--viewers``, while this process
+makes N changes (it rewrites the folder's ``in-play.json`` every 0.6 s, which the server
+takes as a change: it reads the store again and sends every stream the new event). The
+server's CPU per change, and the difference per viewer, is the cost of a viewer.
+
+    python benchmarks/serve.py --per-change 30 [--viewers 1000]
 """
 
 from __future__ import annotations
@@ -191,23 +199,8 @@ def _run(folder: Path, matches_per_pair: int, viewers: int) -> dict[str, Any]:
     result: dict[str, Any] = {"viewers": viewers}
     port = 0
     if viewers:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        server = subprocess.Popen(
-            [str(AEGIS_REF), "serve", str(folder / "out"), "--port", str(port)],
-            stderr=subprocess.DEVNULL,
-        )
-        _wait_http(f"http://127.0.0.1:{port}/static/live.css")
-        seen_path = str(folder / "seen.json")
-        viewer_process = subprocess.Popen(
-            [*_LOW_PRIORITY, sys.executable, "-c", _VIEWERS, str(port), str(viewers), seen_path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert viewer_process.stdout is not None
-        assert viewer_process.stdout.readline().strip() == "connected"
+        server, port = _start_server(folder / "out")
+        viewer_process = _start_viewers(folder, port, viewers)
     commits = _Commits(database)
     server_cpu = _cpu_seconds(server.pid) if server else 0.0
     viewers_cpu = _cpu_seconds(viewer_process.pid) if viewer_process else 0.0
@@ -254,13 +247,72 @@ def _run(folder: Path, matches_per_pair: int, viewers: int) -> dict[str, Any]:
     return result
 
 
+def _start_server(output: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``aegis-ref serve OUTPUT`` on a free loopback port, once it answers."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [str(AEGIS_REF), "serve", str(output), "--port", str(port)], stderr=subprocess.DEVNULL
+    )
+    _wait_http(f"http://127.0.0.1:{port}/static/live.css")
+    return server, port
+
+
+def _start_viewers(folder: Path, port: int, viewers: int) -> subprocess.Popen[str]:
+    seen_path = str(folder / "seen.json")
+    viewer_process = subprocess.Popen(
+        [*_LOW_PRIORITY, sys.executable, "-c", _VIEWERS, str(port), str(viewers), seen_path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert viewer_process.stdout is not None
+    assert viewer_process.stdout.readline().strip() == "connected"
+    return viewer_process
+
+
+def _per_change(folder: Path, changes: int, viewers: int) -> None:
+    """Print the server's CPU per change with no viewer and with ``viewers``."""
+    folder.mkdir()
+    subprocess.run(
+        [str(AEGIS_REF), "tournament", str(_config(folder, 2)), "--quiet", "--no-preflight"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    costs = {}
+    for count in (0, viewers):
+        server, port = _start_server(folder / "out")
+        viewer_process = _start_viewers(folder, port, count) if count else None
+        time.sleep(2.0)  # connected and served their first event
+        before = _cpu_seconds(server.pid)
+        for change in range(changes):
+            (folder / "out" / "in-play.json").write_text("[]" + " " * (change % 2))
+            time.sleep(0.6)
+        time.sleep(1.0)
+        costs[count] = (_cpu_seconds(server.pid) - before) / changes
+        if viewer_process is not None:
+            viewer_process.communicate("stop\n", timeout=60)
+        server.terminate()
+        server.wait(timeout=30)
+        print(f"viewers {count}: server CPU {1000 * costs[count]:.1f} ms per change")
+    extra = (costs[viewers] - costs[0]) / viewers
+    print(f"per viewer and change: {1e6 * extra:.1f} µs of the server's CPU")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--viewers", type=int, default=1000)
     parser.add_argument("--matches-per-pair", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=6)
+    parser.add_argument("--per-change", type=int, default=0, metavar="CHANGES")
     arguments = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
+    if arguments.per_change:
+        with tempfile.TemporaryDirectory(prefix="aegis-serve-bench-") as scratch:
+            _per_change(Path(scratch) / "per-change", arguments.per_change, arguments.viewers)
+        print(f"load average after: {os.getloadavg()}")
+        return
     results: dict[int, list[dict[str, Any]]] = {0: [], arguments.viewers: []}
     with tempfile.TemporaryDirectory(prefix="aegis-serve-bench-") as scratch:
         for round_number in range(arguments.repeat):
