@@ -8,9 +8,12 @@ file.
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -21,7 +24,7 @@ from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import TournamentError
 from tournaments.league.submissions import LEAGUE_CONFIG, load_league
 
-__all__ = ["ServeFlag", "app", "run_directory", "serve", "served_beside"]
+__all__ = ["ServeFlag", "ServedBeside", "app", "run_directory", "serve", "served_beside"]
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -65,13 +68,45 @@ def _parse_address(text: str) -> tuple[str, int]:
         raise typer.Exit(EXIT_USAGE) from None
 
 
+class ServedBeside:
+    """The server :func:`served_beside` started, if any (``url`` None: none)."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+
+    def linger(
+        self,
+        path: str,
+        shown: Callable[[dict[str, object]], bool],
+        *,
+        timeout_s: float = 5.0,
+        grace_s: float = 1.0,
+    ) -> None:
+        """Wait until the server's JSON document at ``path`` is ``shown`` (at most
+        ``timeout_s``), then ``grace_s`` more, so that the open pages, told of the change,
+        fetch it before the server stops. Without a server, return at once."""
+        if self.url is None:
+            return
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + path.lstrip("/"), timeout=1.0) as answer:
+                    document = json.loads(answer.read())
+                if isinstance(document, dict) and shown(document):
+                    time.sleep(grace_s)
+                    return
+            except (OSError, ValueError):  # not up, not yet there, or cut off: try again
+                pass
+            time.sleep(0.1)
+
+
 @contextlib.contextmanager
-def served_beside(path: Path, address: str | None) -> Iterator[None]:
+def served_beside(path: Path, address: str | None) -> Iterator[ServedBeside]:
     """With an ``address`` (HOST:PORT), run ``aegis-ref serve PATH`` there while the
     block runs, in a process of its own so that serving never takes the run's own time;
     without one, nothing."""
     if address is None:
-        yield
+        yield ServedBeside(None)
         return
     host, port = _parse_address(address)
     process = subprocess.Popen(
@@ -89,8 +124,10 @@ def served_beside(path: Path, address: str | None) -> Iterator[None]:
         # Not in the run's process group: Ctrl-C stops the run, which then stops this.
         start_new_session=True,
     )
+    shown_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    shown_host = f"[{shown_host}]" if ":" in shown_host else shown_host
     try:
-        yield
+        yield ServedBeside(f"http://{shown_host}:{port}/")
     finally:
         process.terminate()
         try:

@@ -10,6 +10,10 @@ Exit codes: 0 H1 accepted (the new bot is better); 1 H0 accepted (it is not); 3 
 when ``--max-matches`` ran out; 2 the test could not run (a malformed command line, a bot
 name that resolves to nothing, an unwritable record, only void pairs); 130 interrupted
 (Ctrl-C).
+
+With ``--output DIR`` the test's status stays in ``DIR/sprt.json``
+(:mod:`tournaments.run.sprt_live`): after each pair, and at the end how it ended, so that
+``aegis-ref serve DIR`` shows the test while it runs and after.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ from tournaments.cli.options import (
 from tournaments.cli.serve import ServeFlag, served_beside
 from tournaments.errors import TournamentError
 from tournaments.run.headtohead import Duel, MatchPlayer, Played, Score
-from tournaments.run.sprt_live import SprtStatusFile
+from tournaments.run.sprt_live import SPRT_STATUS, RunState, SprtStatusFile
 from tournaments.stats.sprt import (
     Decision,
     PairOutcome,
@@ -172,6 +176,15 @@ def sprt(
     rules: RulesFlags = NO_RULES_FLAGS,
     sandbox: SandboxOption = SandboxMode.AUTO,
     serve: ServeFlag = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            file_okay=False,
+            help="Keep the test's status in this folder (sprt.json), after each pair and "
+            "when it ends: aegis-ref serve DIR shows it while it runs and after.",
+        ),
+    ] = None,
     clock: ClockOption = None,
 ) -> None:
     """Is NEW better than OLD? Play duplicate pairs of matches until the SPRT decides.
@@ -183,6 +196,13 @@ def sprt(
     1: H0 accepted, 3: undecided at --max-matches, 2: cannot run, 130: interrupted.
     """
     options = rules.options()
+    if output is not None and (output / SPRT_STATUS).exists():
+        typer.echo(
+            f"--output: {output / SPRT_STATUS} exists: the folder holds an SPRT run "
+            "already; give another folder",
+            err=True,
+        )
+        raise typer.Exit(EXIT_ERROR)
     try:
         test = SprtTest(elo0, elo1, alpha, beta, bounds)
     except ValueError as error:
@@ -207,54 +227,89 @@ def sprt(
     display = _Display(console)
     status: SprtStatus | None = None
     on_pair = display.pair
-    # With --serve, the status goes to a file in a folder of its own that the server shows.
-    scratch = tempfile.TemporaryDirectory(prefix="aegis-sprt-") if serve else None
-    if scratch is not None:
-        status_file = SprtStatusFile(Path(scratch.name), test, (spec_new.name, spec_old.name))
+    # The status goes to a file that the server shows: in --output, or with --serve alone
+    # in a folder of its own, gone with the run.
+    scratch = (
+        tempfile.TemporaryDirectory(prefix="aegis-sprt-") if serve and output is None else None
+    )
+    folder = output if scratch is None else Path(scratch.name)
+    status_file = None
+    if folder is not None:
+        _make_folder(folder)
+        status_file = SprtStatusFile(folder, test, (spec_new.name, spec_old.name))
 
         def on_pair(number: int, outcome: PairOutcome | None, status: SprtStatus) -> None:
             display.pair(number, outcome, status)
             status_file.update(number, outcome, status)
 
     try:
-        with (
-            served_beside(Path(scratch.name) if scratch else Path(), serve),
-            MatchPlayer(duel) as player,
-            interrupts_kept() as interrupts,
-        ):
-            last = None if max_matches is None else max_matches // 2 * 2
-            matches = player.play(itertools.count(1) if last is None else range(1, last + 1))
+        with served_beside(folder or Path(), serve) as server:
+            with MatchPlayer(duel) as player, interrupts_kept() as interrupts:
+                last = None if max_matches is None else max_matches // 2 * 2
+                matches = player.play(itertools.count(1) if last is None else range(1, last + 1))
 
-            def play_pair(number: int) -> PairOutcome | None:
-                interrupts.check()
-                outcome = _play_pair(matches, spec_new.name, lines, display)
-                interrupts.check()
-                return outcome
+                def play_pair(number: int) -> PairOutcome | None:
+                    interrupts.check()
+                    outcome = _play_pair(matches, spec_new.name, lines, display)
+                    interrupts.check()
+                    return outcome
 
-            status = run_sprt(
-                test,
-                play_pair,
-                max_pairs=None if max_matches is None else max_matches // 2,
-                on_pair=on_pair,
-                max_void_in_a_row=MAX_VOID_IN_A_ROW,
+                status = run_sprt(
+                    test,
+                    play_pair,
+                    max_pairs=None if max_matches is None else max_matches // 2,
+                    on_pair=on_pair,
+                    max_void_in_a_row=MAX_VOID_IN_A_ROW,
+                )
+            display.close()
+            _write(record, lines)
+            console.print(
+                Score.of_pairs((spec_new.name, spec_old.name), status.counts).score_text()
             )
+            code, verdict = _conclude(
+                console, status, spec_new.name, spec_old.name, test, max_matches
+            )
+            if status_file is not None:
+                _finish(status_file, RunState.FINISHED, verdict, code)
+                # Open pages get the verdict before the server stops with the run.
+                server.linger("/api/v1/sprt", lambda shown: shown.get("state") != "running")
     except KeyboardInterrupt:
         display.close()
         console.print("interrupted: no decision")
+        if status_file is not None:
+            _finish(status_file, RunState.INTERRUPTED, "interrupted: no decision", EXIT_INTERRUPTED)
         _write(record, lines)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except TournamentError as error:
         display.close()
+        if status_file is not None:
+            _finish(status_file, RunState.FAILED, f"error: {error}", EXIT_ERROR)
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(EXIT_ERROR) from None
     finally:
         display.close()
+        if status_file is not None and not status_file.finished:
+            # Stopped otherwise (a record that cannot be written): never left "running".
+            _finish(status_file, RunState.FAILED, "stopped by an error", EXIT_ERROR)
         if scratch is not None:
             scratch.cleanup()
-    _write(record, lines)
-    if status is not None:
-        console.print(Score.of_pairs((spec_new.name, spec_old.name), status.counts).score_text())
-    raise typer.Exit(_conclude(console, status, spec_new.name, spec_old.name, test, max_matches))
+    raise typer.Exit(code)
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        typer.echo(f"--output: cannot make {folder}: {error.strerror or error}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
+
+
+def _finish(status_file: SprtStatusFile, state: RunState, verdict: str, code: int) -> None:
+    """The last status of the run; a failure to write it is said, and changes nothing else."""
+    try:
+        status_file.finish(state, verdict, code)
+    except OSError as error:
+        typer.echo(f"error: cannot write {status_file.path}: {error}", err=True)
 
 
 def _play_pair(
@@ -295,18 +350,19 @@ def _write(record: Path | None, lines: list[str] | None) -> None:
 
 def _conclude(
     console: Console,
-    status: SprtStatus | None,
+    status: SprtStatus,
     new: str,
     old: str,
     test: SprtTest,
     max_matches: int | None,
-) -> int:
-    """Print the verdict and the Elo of the test as it ended; return the exit code."""
-    assert status is not None
-    code = _verdict(console, status, new, old, test, max_matches)
+) -> tuple[int, str]:
+    """Print the verdict and the Elo of the test as it ended; return the exit code and
+    the verdict."""
+    code, verdict, style = _verdict(status, new, old, test, max_matches)
+    console.print(verdict, style=style)
     if status.counts.pairs:
         console.print(final_estimate_text(test, status))
-    return code
+    return code, verdict
 
 
 def final_estimate_text(test: SprtTest, status: SprtStatus) -> str:
@@ -323,39 +379,39 @@ def final_estimate_text(test: SprtTest, status: SprtStatus) -> str:
 
 
 def _verdict(
-    console: Console,
     status: SprtStatus,
     new: str,
     old: str,
     test: SprtTest,
     max_matches: int | None,
-) -> int:
+) -> tuple[int, str, str]:
+    """The exit code, the verdict line and its style."""
     pairs = status.counts.pairs
     where = f"LLR {status.llr:+.2f} after {pairs} pairs ({2 * pairs} matches)"
     below, above = ("<=", ">=") if test.rule is StoppingRule.WALD else ("<", ">")
     if status.decision is Decision.ACCEPT_H1:
-        console.print(
+        return (
+            EXIT_H1,
             f"H1 accepted: {new} is better than {old} "
             f"(elo {test.elo1:+g} rather than {test.elo0:+g}); {where} {above} {status.upper:+.2f}",
-            style="bold green",
+            "bold green",
         )
-        return EXIT_H1
     if status.decision is Decision.ACCEPT_H0:
-        console.print(
+        return (
+            EXIT_H0,
             f"H0 accepted: {new} is not better than {old} "
             f"(elo {test.elo0:+g} rather than {test.elo1:+g}); {where} {below} {status.lower:+.2f}",
-            style="bold red",
+            "bold red",
         )
-        return EXIT_H0
     if status.void_in_a_row >= MAX_VOID_IN_A_ROW:
-        console.print(
+        return (
+            EXIT_ERROR,
             f"no decision: {MAX_VOID_IN_A_ROW} void pairs in a row, the bots cannot play",
-            style="bold red",
+            "bold red",
         )
-        return EXIT_ERROR
-    console.print(
+    return (
+        EXIT_UNDECIDED,
         f"undecided: --max-matches {max_matches} reached; {where}, "
         f"inside [{status.lower:+.2f}, {status.upper:+.2f}]",
-        style="bold yellow",
+        "bold yellow",
     )
-    return EXIT_UNDECIDED

@@ -15,6 +15,7 @@ import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -335,11 +336,28 @@ def report(
             "once the tournament is over, so that anyone can check the deals.",
         ),
     ] = False,
+    live: Annotated[
+        str | None,
+        typer.Option(
+            "--live",
+            metavar="URL",
+            help="Link the run's live pages (aegis-ref serve) from the report, such as "
+            "https://league.example.org/.",
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report: standings, Elo chart, crosstable heat map, rating
     progression, faults per bot and links to every match record. Works during a run too."""
+    if live is not None and not _is_web_address(live):
+        raise _fail(f"--live: {live!r}: give an http:// or https:// address")
     try:
-        path = write_report(output_dir, output, anchor=anchor, show_seed=show_seed)
+        path = write_report(output_dir, output, anchor=anchor, show_seed=show_seed, live_url=live)
     except TournamentError as error:
         raise _fail(str(error)) from None
     typer.echo(f"report: {path}")
+
+
+def _is_web_address(text: str) -> bool:
+    """True for an absolute http or https URL (never ``javascript:`` or a bare path)."""
+    parsed = urlsplit(text)
+    return parsed.scheme in ("http", "https") and bool(parsed.netloc)

@@ -18,8 +18,6 @@ drawn as void, with its faults.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import json
 import math
@@ -35,7 +33,7 @@ from referee.rules.errors import AegisError
 from referee.rules.game import GameState, Phase, Seat, apply, killers
 from referee.rules.match import MatchState, finish_game, new_match, start_game
 from referee.rules.options import parse_rules_options
-from tournaments.report.assets import asset_text
+from tournaments.report.assets import asset_text, inline_hash
 
 __all__ = [
     "REPLAY_PAGE_VERSION",
@@ -439,18 +437,12 @@ def _json_for_script(data: object) -> str:
     return text
 
 
-def _hash(text: str) -> str:
-    """The CSP source of an inline element's text: ``'sha256-…'``."""
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
-
-
 def replay_page_policy() -> str:
     """The Content-Security-Policy of every replay page: its own script and style alone (by
     hash), no fetch, no image; a server sends it as a header too."""
     return (
         "default-src 'none'; "
-        f"script-src {_hash(_SCRIPT)}; style-src {_hash(_CSS)}; "
+        f"script-src {inline_hash(_SCRIPT)}; style-src {inline_hash(_CSS)}; "
         "img-src 'none'; base-uri 'none'; form-action 'none'"
     )
 

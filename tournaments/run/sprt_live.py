@@ -1,10 +1,12 @@
-"""An SPRT run's status as a file, for ``aegis-ref serve`` to show while it runs
-(``aegis-ref sprt ... --serve HOST:PORT``).
+"""An SPRT run's status as a file, for ``aegis-ref serve`` to show while it runs and after
+(``aegis-ref sprt ... --output DIR``, ``--serve HOST:PORT``).
 
 After every pair the test writes :data:`SPRT_STATUS` (atomically) in its folder: the bots,
 the hypotheses and error rates, the counts of pairs, the score, the LLR and its bounds in
 force, the decision, the Elo estimates, and the LLR's path (at most :data:`MAX_PATH_POINTS`
-points: every k-th pair, k doubling as the test goes on).
+points: every k-th pair, k doubling as the test goes on). Its ``state`` is ``running``
+until the test ends; then the file is written a last time with the state it ended in
+(:class:`RunState`), the verdict as the terminal printed it and the exit code, and stays.
 """
 
 from __future__ import annotations
@@ -12,16 +14,28 @@ from __future__ import annotations
 import json
 import math
 import os
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from tournaments.stats.sprt import PairOutcome, SprtStatus, SprtTest
 from tournaments.stats.sprt_elo import sequential_estimate
 
-__all__ = ["MAX_PATH_POINTS", "SPRT_STATUS", "SprtStatusFile", "read_sprt_status"]
+__all__ = ["MAX_PATH_POINTS", "SPRT_STATUS", "RunState", "SprtStatusFile", "read_sprt_status"]
 
 SPRT_STATUS = "sprt.json"
 MAX_PATH_POINTS = 500
+
+
+class RunState(Enum):
+    """Where an SPRT run is: playing, or how it ended."""
+
+    RUNNING = "running"
+    #: Ended by itself: a decision, ``--max-matches`` reached, or only void pairs.
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    #: Stopped by an error (a record that cannot be written, a bot that cannot run).
+    FAILED = "failed"
 
 
 def _elo(value: float) -> float | None:
@@ -38,6 +52,9 @@ class SprtStatusFile:
         self.names = names
         self._path: list[tuple[int, float, float, float]] = []
         self._every = 1
+        self._last: tuple[int, SprtStatus] | None = None
+        #: True once :meth:`finish` was called.
+        self.finished = False
 
     def update(self, number: int, outcome: PairOutcome | None, status: SprtStatus) -> None:
         """Note pair ``number`` and write the status. Raises ``OSError``."""
@@ -46,9 +63,27 @@ class SprtStatusFile:
             if len(self._path) > MAX_PATH_POINTS:
                 self._every *= 2
                 self._path = [point for point in self._path if point[0] % self._every == 0]
-        self._write(number, status)
+        self._last = number, status
+        self._write(number, status, RunState.RUNNING)
 
-    def _write(self, number: int, status: SprtStatus) -> None:
+    def finish(self, state: RunState, verdict: str, exit_code: int) -> None:
+        """Write the status a last time: how the run ended, its verdict (as printed) and
+        exit code. Before any pair, nothing is written (there is nothing to show).
+        Raises ``OSError``."""
+        self.finished = True
+        if self._last is not None:
+            number, status = self._last
+            self._write(number, status, state, verdict=verdict, exit_code=exit_code)
+
+    def _write(
+        self,
+        number: int,
+        status: SprtStatus,
+        state: RunState,
+        *,
+        verdict: str | None = None,
+        exit_code: int | None = None,
+    ) -> None:
         counts = status.counts
         fixed = status.estimate
         document: dict[str, Any] = {
@@ -71,6 +106,9 @@ class SprtStatusFile:
             "lower": round(status.lower, 4),
             "upper": round(status.upper, 4),
             "decision": status.decision.value,
+            "state": state.value,
+            "verdict": verdict,
+            "exit_code": exit_code,
             "elo": None,
             "elo_fixed": {
                 "elo": _elo(fixed.elo),
@@ -91,6 +129,7 @@ class SprtStatusFile:
                 "lower": _elo(estimate.lower),
                 "upper": _elo(estimate.upper),
                 "los": round(estimate.los, 4),
+                "rough": estimate.clamped,
             }
         temporary = self.path.with_name(f".{self.path.name}.tmp")
         temporary.write_text(json.dumps(document), encoding="utf-8")

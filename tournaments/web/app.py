@@ -9,13 +9,22 @@ server-sent events) that a new version is there. Every read of the store runs on
 of its own, in a short transaction, so viewers never compete with each other for the
 database and never hold a read open that would stop the writer's checkpoints.
 
-A viewer that stops reading costs the service one blocked stream and nothing else: each
-stream waits on the shared "changed" future, and a send to a client that does not read
-blocks that client's coroutine alone.
+A viewer costs the service one socket write per change and no other work of its own: the
+event streams are a bare ASGI handler (:class:`_EventStreams`, outside Starlette's routing
+and middleware), each waiting on the one shared "changed" future and writing the same
+pre-encoded frame; the heartbeat that keeps idle streams open is sent through that future
+too, so no stream has a timer or a loop of its own. A viewer that stops reading costs one
+blocked stream and nothing else: a send to a client that does not read blocks that
+client's coroutine alone.
 
 Every page is a static file of this package (:data:`STATIC`) that draws the API's data as
 text; the Content-Security-Policy allows the server's own scripts, styles and requests and
 nothing else.
+
+The HTML report of the folder (``aegis-ref report``, ``OUTPUT/report.html``), if there is
+one, is served at ``/report`` and linked from the pages; its links to the replay pages and
+records it wrote beside it lead to the server's own (``/replays/...`` and ``/records/...``
+redirect). A report that shows the master seed is never served.
 """
 
 from __future__ import annotations
@@ -24,7 +33,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import sqlite3
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +43,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -39,12 +51,12 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
 from starlette.routing import Route
 
 from tournaments.config.tournament import TournamentSetup
 from tournaments.errors import StoreError
+from tournaments.report.html_report import REPORT_NAME, SEED_SHOWN, report_page_policy
 from tournaments.report.replay_page import (
     RecordReadError,
     read_record_lines,
@@ -93,6 +105,9 @@ MAX_STREAMS = 5000
 _DOCUMENTS_KEPT = 1024
 #: Replay pages kept rendered (the latest asked for).
 _REPLAYS_KEPT = 32
+#: The names the report gives the replay pages and records it links to.
+_REPORT_REPLAY = re.compile(r"match-(?P<id>.+)\.html")
+_REPORT_RECORD = re.compile(r"match-(?P<id>.+)\.jsonl")
 
 _Document = Callable[[sqlite3.Connection], dict[str, Any] | None]
 
@@ -119,14 +134,20 @@ class RunView:
         # Touched on the executor's thread alone.
         self._connection: sqlite3.Connection | None = None
         self._data_version: int | None = None
-        #: What the SPRT status and the matches in play looked like at the last poll.
+        #: What the SPRT status, the matches in play and the report looked like at the
+        #: last poll.
         self._files: list[tuple[int, int]] = []
         # Touched on the event loop alone.
         self._documents: dict[str, asyncio.Future[bytes | None]] = {}
         self._replays: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
+        self._report: tuple[tuple[int, int], bytes | None] | None = None
         self._changed: asyncio.Future[int] | None = None
         #: The latest ``update`` event, as sent: the same bytes to every stream.
         self.live = b"event: update\ndata: {}\n\n"
+        #: The ASGI message that sends it, built once per change for every stream.
+        self.live_message = _body_message(self.live)
+        #: When the streams were last woken (by a change or a heartbeat).
+        self._woken = time.monotonic()
         self.streams = 0
 
     # -- on the store's thread
@@ -135,7 +156,7 @@ class RunView:
         """True if the store (or an SPRT run's status) changed since the last poll, or
         could be read for the first time."""
         files = []
-        for name in (SPRT_STATUS, IN_PLAY_NAME):
+        for name in (SPRT_STATUS, IN_PLAY_NAME, REPORT_NAME):
             try:
                 status = (self.directory / name).stat()
                 files.append((status.st_mtime_ns, status.st_size))
@@ -174,7 +195,43 @@ class RunView:
             self._connection.close()
             self._connection = None
 
+    @property
+    def has_sprt(self) -> bool:
+        """True if the folder held an SPRT run's status at the last poll (read after it)."""
+        return bool(self._files) and self._files[0][1] >= 0
+
+    def _live(self, connection: sqlite3.Connection) -> dict[str, Any] | None:
+        found = self.with_in_play(live_document)(connection)
+        if found is None:
+            return None
+        self._report = self._read_report()
+        served = self._report is not None and self._report[1] is not None
+        return {**found, "report": "/report" if served else None}
+
+    def _read_report(self) -> tuple[tuple[int, int], bytes | None] | None:
+        """The report file's (mtime, size) and its bytes (None if it shows the seed); None
+        if there is no report."""
+        path = self.directory / REPORT_NAME
+        try:
+            status = path.stat()
+            key = (status.st_mtime_ns, status.st_size)
+            if self._report is not None and self._report[0] == key:
+                return self._report
+            body = path.read_bytes()
+        except OSError:
+            return None
+        if SEED_SHOWN.encode() in body[:4096]:
+            _log.warning("%s shows the master seed: not served", path)
+            return key, None
+        return key, body
+
     # -- on the event loop
+
+    async def report(self) -> bytes | None:
+        """The folder's HTML report, None if it has none or it shows the master seed;
+        read again when the file changed."""
+        self._report = await self._run(self._read_report)
+        return None if self._report is None else self._report[1]
 
     @property
     def changed(self) -> asyncio.Future[int]:
@@ -201,16 +258,24 @@ class RunView:
                 self.version += 1
                 self._documents.clear()
                 try:
-                    live = await self.document("live", self.with_in_play(live_document))
+                    live = await self.document("live", self._live)
                 except (sqlite3.Error, StoreError) as error:
                     _log.warning("cannot read the store of %s: %s", self.directory, error)
                     live = None
-                if live is None:  # no store (an SPRT run): the version alone
-                    live = json.dumps({"api": API_VERSION, "version": self.version}).encode()
+                if live is None:  # no store (an SPRT run): the version, and if it has begun
+                    begun = {"api": API_VERSION, "version": self.version, "sprt": self.has_sprt}
+                    live = json.dumps(begun).encode()
                 self.live = b"event: update\ndata: " + live + b"\n\n"
-                waiting, self._changed = self.changed, None
-                waiting.set_result(self.version)
+                self.live_message = _body_message(self.live)
+                self._wake()
+            elif time.monotonic() - self._woken >= HEARTBEAT_S:
+                self._wake()  # the streams send a comment: the version is the same
             await asyncio.sleep(self.poll_s)
+
+    def _wake(self) -> None:
+        waiting, self._changed = self.changed, None
+        waiting.set_result(self.version)
+        self._woken = time.monotonic()
 
     async def document(self, key: str, document: _Document) -> bytes | None:
         """The JSON of ``document`` at the current version: computed by the first request,
@@ -331,18 +396,104 @@ def _not_found() -> Response:
     return PlainTextResponse("not found\n", status_code=404)
 
 
+_Scope = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+_Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+#: The headers every response gets besides its policy.
+_GUARDS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+#: What a stream sends when a heartbeat wakes it and nothing changed.
+_IDLE = {"type": "http.response.body", "body": b": idle\n\n", "more_body": True}
+
+
+def _body_message(frame: bytes) -> dict[str, Any]:
+    return {"type": "http.response.body", "body": frame, "more_body": True}
+
+
+class _EventStreams:
+    """``/api/v1/events`` (server-sent events), answered before Starlette: the latest
+    ``update`` event at once and after each change (the version, the standings and the
+    latest matches: :func:`live_document`), a comment at each heartbeat; every other
+    request goes to ``app``.
+
+    Per stream and change this is one wake-up and one ``send`` of a message built once for
+    all; the stream ends when its client leaves (a task waits for the disconnect and
+    cancels it), or when the server stops."""
+
+    def __init__(self, view: RunView, path: str, app: Callable[..., Awaitable[None]]) -> None:
+        self.view = view
+        self.path = path
+        self.app = app
+        self.start = {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"text/event-stream; charset=utf-8"),
+                (b"cache-control", b"no-store"),
+                (b"x-accel-buffering", b"no"),
+                (b"content-security-policy", PAGE_POLICY.encode()),
+                *_GUARDS,
+            ],
+        }
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] != "GET":
+            await _plain(send, 405, b"method not allowed\n")
+            return
+        view = self.view
+        if view.streams >= MAX_STREAMS:
+            await _plain(send, 503, b"too many event streams\n")
+            return
+        stream = asyncio.current_task()
+        assert stream is not None
+
+        async def until_gone() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        def end_stream(_: asyncio.Future[None]) -> None:
+            stream.cancel()
+
+        gone = asyncio.ensure_future(until_gone())
+        gone.add_done_callback(end_stream)
+        view.streams += 1
+        try:
+            await send(self.start)
+            sent = None
+            while True:
+                message = view.live_message
+                await send(message if message is not sent else _IDLE)
+                sent = message
+                await asyncio.shield(view.changed)
+        except asyncio.CancelledError:
+            if not gone.done():
+                raise  # the server stops
+            stream.uncancel()  # the client left: the stream ends well
+        finally:
+            view.streams -= 1
+            gone.remove_done_callback(end_stream)
+            gone.cancel()
+
+
+async def _plain(send: _Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), *_GUARDS]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 class _SecurityHeaders:
     """Every response gets the page policy (unless it set its own) and the usual guards."""
 
     def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
         self.app = app
 
-    async def __call__(
-        self,
-        scope: MutableMapping[str, Any],
-        receive: Callable[[], Awaitable[MutableMapping[str, Any]]],
-        send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
-    ) -> None:
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -353,12 +504,7 @@ class _SecurityHeaders:
                 names = {name.lower() for name, _ in headers}
                 if b"content-security-policy" not in names:
                     headers.append((b"content-security-policy", PAGE_POLICY.encode()))
-                headers += [
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer"),
-                    (b"x-frame-options", b"DENY"),
-                ]
-                message["headers"] = headers
+                message["headers"] = headers + _GUARDS
             await send(message)
 
         await self.app(scope, receive, guarded)
@@ -381,6 +527,32 @@ def create_app(
         if (directory / SPRT_STATUS).exists() and not (directory / DATABASE_NAME).exists():
             return RedirectResponse("/sprt", status_code=303)  # an SPRT run has no standings
         return page("standings.html")
+
+    async def report_page(request: Request) -> Response:
+        body = await view.report()
+        if body is None:
+            return _not_found()
+        return Response(
+            body,
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Content-Security-Policy": f"{report_page_policy()}; frame-ancestors 'none'",
+                "Cache-Control": "no-cache",
+            },
+        )
+
+    async def report_replay(request: Request) -> Response:
+        found = _REPORT_REPLAY.fullmatch(request.path_params["name"])
+        if found is None or not MATCH_ID.fullmatch(found["id"]):
+            return _not_found()
+        return RedirectResponse(f"/replay/{quote(found['id'], safe='')}", status_code=307)
+
+    async def report_record(request: Request) -> Response:
+        found = _REPORT_RECORD.fullmatch(request.path_params["name"])
+        if found is None or not MATCH_ID.fullmatch(found["id"]):
+            return _not_found()
+        record = f"{api}/matches/{quote(found['id'], safe='')}/record"
+        return RedirectResponse(record, status_code=307)
 
     async def sprt_page(request: Request) -> Response:
         return page("sprt.html")
@@ -450,15 +622,6 @@ def create_app(
     async def api_progression(request: Request) -> Response:
         return _json(await view.document("progression", progression_document), request)
 
-    async def api_events(request: Request) -> Response:
-        if view.streams >= MAX_STREAMS:
-            return PlainTextResponse("too many event streams\n", status_code=503)
-        return StreamingResponse(
-            _events(view),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        )
-
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         watcher = asyncio.create_task(view.watch())
@@ -475,6 +638,9 @@ def create_app(
         Route("/", standings_page),
         Route("/matches", matches_page),
         Route("/sprt", sprt_page),
+        Route("/report", report_page),
+        Route("/replays/{name:str}", report_replay),
+        Route("/records/{name:str}", report_record),
         Route("/bots/{name:str}", bot_page),
         Route("/replay/{match_id:str}", replay_page),
         Route("/static/{name:str}", static),
@@ -487,28 +653,9 @@ def create_app(
         Route(f"{api}/matches/{{match_id:str}}/record", api_record),
         Route(f"{api}/progression", api_progression),
         Route(f"{api}/sprt", api_sprt),
-        Route(f"{api}/events", api_events),
     ]
     if league is not None:
         routes += submission_routes(league)
     application = Starlette(routes=routes, lifespan=lifespan)
     application.state.view = view
-    return _SecurityHeaders(application)
-
-
-async def _events(view: RunView) -> AsyncIterator[bytes]:
-    """A viewer's event stream: the latest ``update`` event at once and after each change
-    (the version, the standings and the latest matches: :func:`live_document`), a comment
-    when idle."""
-    view.streams += 1
-    try:
-        sent = b""
-        while True:
-            if view.live is not sent:
-                sent = view.live
-                yield sent
-            await asyncio.wait([view.changed], timeout=HEARTBEAT_S)
-            if view.live is sent:
-                yield b": idle\n\n"
-    finally:
-        view.streams -= 1
+    return _EventStreams(view, f"{api}/events", _SecurityHeaders(application))

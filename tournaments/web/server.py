@@ -64,6 +64,8 @@ def run_server(
         port=options.port,
         ssl_certfile=str(options.certfile) if options.certfile else None,
         ssl_keyfile=str(options.keyfile) if options.keyfile else None,
+        # The C parser (a dependency): h11's Python framing cost more per viewer.
+        http="httptools",
         log_level="warning",
         access_log=False,
         # An idle keep-alive connection is closed soon: it costs a descriptor.

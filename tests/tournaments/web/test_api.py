@@ -171,3 +171,28 @@ def test_path_traversal_in_any_parameter_finds_nothing(server: str, path: str) -
     assert b"root:" not in response.content
     assert b"SQLite format" not in response.content
     assert b"import" not in response.content
+
+
+def test_the_event_stream_is_guarded_and_carries_the_live_document(server: str) -> None:
+    with (
+        httpx.Client(timeout=10) as client,
+        client.stream("GET", f"{server}/api/v1/events") as stream,
+    ):
+        assert stream.status_code == 200
+        assert stream.headers["content-type"] == "text/event-stream; charset=utf-8"
+        assert stream.headers["cache-control"] == "no-store"
+        assert stream.headers["content-security-policy"] == PAGE_POLICY
+        assert stream.headers["x-content-type-options"] == "nosniff"
+        lines = stream.iter_lines()
+        assert next(lines) == "event: update"
+        data = next(lines)
+    assert data.startswith("data: ")
+    update = json.loads(data.removeprefix("data: "))
+    standings = _get(f"{server}/api/v1/standings").json()
+    assert update["version"] == standings["version"]
+    assert update["standings"]["matches_played"] == standings["matches_played"]
+    assert update["report"] is None
+    assert len(update["recent"]) == min(10, MATCHES)
+    # Only GET opens a stream.
+    refused = httpx.post(f"{server}/api/v1/events", timeout=10)
+    assert refused.status_code == 405

@@ -241,19 +241,30 @@
     return number(estimate.elo, 1) + " [" + number(estimate.lower, 1) + ", " + number(estimate.upper, 1) + "]";
   }
 
+  // The test's state: "running" until it ends, then how it ended ("finished",
+  // "interrupted", "failed") with its verdict as the terminal printed it.
   function drawSprt(sprt) {
+    if (sprt === null) {
+      document.getElementById("summary").textContent = "Waiting for the test to play its first pair.";
+      return;
+    }
+    var state = sprt.state || "running";
+    document.body.dataset.state = state;
     document.getElementById("title").textContent = sprt.new + " vs " + sprt.old;
     document.title = sprt.new + " vs " + sprt.old + ": SPRT";
     document.getElementById("summary").textContent =
       "H0: elo " + sprt.elo0 + ", H1: elo " + sprt.elo1 + ", alpha " + sprt.alpha + ", beta " + sprt.beta + " (" + sprt.rule + " bounds)";
     var verdicts = { "continue": "Running: no decision yet.", "H1": "H1 accepted: " + sprt.new + " is better.", "H0": "H0 accepted: " + sprt.new + " is not better." };
-    document.getElementById("verdict").textContent = verdicts[sprt.decision] || sprt.decision;
+    var ended = { "finished": "Ended: ", "interrupted": "Stopped: ", "failed": "Stopped: " };
+    document.getElementById("verdict").textContent = state === "running"
+      ? verdicts[sprt.decision] || sprt.decision
+      : (ended[state] || state + ": ") + sprt.verdict;
     fill(document.getElementById("figures"), ["figure", "value"], [
       ["pairs", sprt.pairs + (sprt.void_pairs ? " (" + sprt.void_pairs + " void)" : "")],
       ["pairs 2-0 / 1-1 / 0-2", sprt.won_both + " / " + sprt.split + " / " + sprt.lost_both],
       ["score of " + sprt.new, sprt.score === null ? "" : number(sprt.score, 3)],
       ["LLR", number(sprt.llr, 2) + " in [" + number(sprt.lower, 2) + ", " + number(sprt.upper, 2) + "]"],
-      ["Elo (allowing for the stop, 95 %)", elo(sprt.elo)],
+      ["Elo (allowing for the stop, 95 %)", elo(sprt.elo) + (sprt.elo && sprt.elo.rough ? " (rough: too few pairs, or too little spread)" : "")],
       ["Elo (fixed sample, 95 %)", elo(sprt.elo_fixed)],
       ["LOS", sprt.elo ? number(sprt.elo.los * 100, 1) + " %" : ""],
     ]);
@@ -282,7 +293,8 @@
         drawRecent(document.getElementById("recent"), matches.recent, matches.recent.length);
       }));
     } else if (page === "sprt") {
-      loads.push(getJSON(API + "/sprt").then(drawSprt));
+      if (update.sprt === false) drawSprt(null); // the test has not played a pair yet
+      else loads.push(getJSON(API + "/sprt").then(drawSprt));
     } else if (page === "bot") {
       var path = API + "/bots/" + encodeURIComponent(botName);
       document.getElementById("json").href = path;
@@ -298,7 +310,16 @@
   var events = new EventSource(API + "/events");
   events.addEventListener("update", function (event) {
     var update = JSON.parse(event.data);
+    // The folder's HTML report (aegis-ref report), linked while there is one.
+    var report = document.getElementById("report-link");
+    if (report) report.hidden = !update.report;
     drawing = drawing.then(function () { return refresh(update); }).then(function () {
+      var state = document.body.dataset.state;
+      if (state && state !== "running") {
+        status.textContent = "The test has ended: this is its final state.";
+        status.className = "status";
+        return;
+      }
       status.textContent = "Live: updated " + new Date().toLocaleTimeString();
       status.className = "status live";
     }, function (error) {
@@ -307,6 +328,12 @@
     });
   });
   events.addEventListener("error", function () {
+    var state = document.body.dataset.state;
+    if (state && state !== "running") {
+      events.close(); // the server stops with the test it served: nothing more will come
+      status.textContent = "The test has ended: this is its final state.";
+      return;
+    }
     status.textContent = "Reconnecting…";
     status.className = "status";
   });
