@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from referee.bundled import resolve_bot
-from referee.cgroups import detect_cgroups, system_cpu_stall_us
+from referee.cgroups import detect_cgroups
 from referee.faults import explain_fault
 from referee.preflight import preflight_bots
 from referee.rules.actions import PASS, STOP, Bid, Exchange, play
@@ -52,6 +52,7 @@ from sample_bots.strong.bot import (
     WorldSampler,
     opponent_voids,
 )
+from tests.processes import MachineWatch
 from tests.referee.helpers import cards, deal, run, to_play_phase
 from tests.sample_bots.language_bots import (
     SHORT,
@@ -161,13 +162,13 @@ def test_strong_keeps_a_100_ms_deadline(tmp_path: Path, clock: Clock) -> None:
     specs = [resolve_bot("strong"), resolve_bot("greedy")]
     control = TimeControl(decision_ms=100, warmup_ms=20000, clock=clock)
     for attempt in range(WALL_ATTEMPTS):
-        stall_before, started = system_cpu_stall_us(), time.monotonic()
+        watch = MachineWatch()
         with MatchRunner(time_control=control, log_dir=tmp_path / str(attempt)) as runner:
             reports = [
                 runner.play(pair, 7, match_id=f"7-{order}")
                 for order, pair in enumerate((specs, specs[::-1]))
             ]
-        busy = _busy_share(stall_before, started)
+        busy = watch.busy_share()
         greedy = [ms for report in reports for ms in _times_of(report, "greedy")]
         stalled = (
             max(greedy, default=0.0) >= STALLED_MS
@@ -186,15 +187,6 @@ def test_strong_keeps_a_100_ms_deadline(tmp_path: Path, clock: Clock) -> None:
     if clock is Clock.CPU:
         charged = [charge for report in reports for charges in report.charges for charge in charges]
         assert None not in charged, "every decision charged by the CPU clock"
-
-
-def _busy_share(stall_before_us: int | None, started: float) -> float | None:
-    """The share of the time since ``started`` in which some runnable task waited for a CPU,
-    where the kernel keeps CPU pressure figures."""
-    stall_after_us = system_cpu_stall_us()
-    if stall_before_us is None or stall_after_us is None:
-        return None
-    return (stall_after_us - stall_before_us) / 1e6 / max(time.monotonic() - started, 1e-3)
 
 
 def _times_of(report: MatchReport, name: str, *, charged: bool = False) -> list[float]:
