@@ -53,6 +53,10 @@ class MachineWatch:
             return 0.0
         return (now - self._stall_us) / 1e6
 
+    def unstalled(self) -> float:
+        """Seconds since the watch started, less those the machine kept tasks waiting."""
+        return self.elapsed() - self.stalled()
+
     def busy_share(self) -> float | None:
         """The share of the time the machine was that busy, where the kernel says."""
         if self._stall_us is None or system_cpu_stall_us() is None:

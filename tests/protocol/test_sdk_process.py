@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -57,7 +56,7 @@ def shut_down(referee: ScriptedReferee, identity: bytes, process: subprocess.Pop
     referee.send(identity, "shutdown", reason="end of test")
     watch = MachineWatch()
     assert process.wait(BOT_TIMEOUT) == 0
-    assert watch.elapsed() - watch.stalled() < 1.0, (watch.elapsed(), watch.stalled())
+    assert watch.unstalled() < 1.0, (watch.elapsed(), watch.stalled())
 
 
 def test_random_bot_plays_a_whole_match_against_first_legal(
@@ -143,9 +142,9 @@ def test_ping_unknown_type_extra_fields_and_shutdown(
         assert played.decisions > 0
         # A shutdown with an unknown field still shuts down, within a second.
         referee.send(identity, "shutdown", reason="end", more={"x": 1})
-        sent = time.monotonic()
+        watch = MachineWatch()
         assert bot.wait(BOT_TIMEOUT) == 0
-        assert time.monotonic() - sent < 1.0
+        assert watch.unstalled() < 1.0
         assert "unknown type 'gossip'" in bot.stderr
 
 
@@ -160,9 +159,9 @@ def test_reject_on_wrong_version_exits_non_zero(directory: Path, referee: Script
             reason="this referee speaks only 2.0",
             supported_versions=["2.0"],
         )
-        sent = time.monotonic()
+        watch = MachineWatch()
         assert bot.wait(BOT_TIMEOUT) == EXIT_REJECTED
-        assert time.monotonic() - sent < 1.0
+        assert watch.unstalled() < 1.0
         assert "rejected" in bot.stderr
         assert "2.0" in bot.stderr
 
@@ -174,9 +173,9 @@ def test_reconnects_and_says_hello_again_after_a_referee_restart(
         identity, _hello = referee.handshake()
         assert referee.request(identity, "ping")["type"] == "pong"
         referee.restart()  # the ROUTER closed and bound again on the same ipc endpoint
-        restarted = time.monotonic()
+        watch = MachineWatch()
         new_identity, hello = referee.handshake(timeout=5.0)
-        assert time.monotonic() - restarted < 1.0  # noticed at once: the connection dropped
+        assert watch.unstalled() < 1.0  # noticed at once: the connection dropped
         assert hello["id"] == 1  # ids start again on the new connection
         assert hello["token"] == "secret-token"
         assert new_identity != identity
@@ -199,9 +198,10 @@ def test_reconnects_when_a_pinging_referee_falls_silent(
         # heartbeat 100 ms: a referee that pings is given up after 3 x 0.1 s + 1 s of silence.
         identity, _hello = referee.handshake(heartbeat_ms=100)
         assert referee.request(identity, "ping")["type"] == "pong"
-        silent_from = time.monotonic()
+        silent = MachineWatch()
         new_identity, hello = referee.handshake(heartbeat_ms=100, timeout=5.0)
-        assert 1.2 < time.monotonic() - silent_from < 3.0
+        assert silent.elapsed() > 1.2
+        assert silent.unstalled() < 3.0
         assert hello["id"] == 1
         assert new_identity != identity
         assert referee.request(new_identity, "ping")["type"] == "pong"
