@@ -129,7 +129,7 @@ class Run:
 def results_fit(names: Sequence[str], outcomes: Sequence[PairOutcome]) -> RatingFit:
     """The joint fit every method is judged by."""
     wins, pairs = fit_inputs(outcomes)
-    return fit_elo(names, wins, pairs=pairs, virtual_draws=0, prior_games=2)
+    return fit_elo(names, wins, pairs=pairs, virtual_draws=0, prior_games=2, small_sample=True)
 
 
 def record(

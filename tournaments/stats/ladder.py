@@ -6,7 +6,9 @@ says who meets in the next one:
 
 - **Fit.** A joint Bradley-Terry fit of all results (:func:`tournaments.stats.ratings.fit_elo`)
   with ``prior_games`` virtual games of each bot against a virtual bot of the mean rating,
-  the duplicate pair as the unit of its intervals. The pairing and the race use the larger
+  the duplicate pair as the unit of its intervals, corrected for few results per bot
+  (``small_sample``: most bots have a few dozen pairs, many of them against one
+  neighbourhood). The pairing and the race use the larger
   of a bot's two standard errors, by pair and by match: from a bot's few pairs the spread
   of pair results is a poor estimate (one pair that went as expected would give none),
   and a bot that leaves the race does not come back.
@@ -95,7 +97,7 @@ WHOLE_MATCHING = 32
 #: matchings of 10 bots at once (numpy), and bots far apart in rating would not be paired by
 #: a whole matching anyway (the random share does that).
 WINDOW = 10
-# Below this many pairs, an edge weight still lets the matching tell pairs apart.
+# An edge weight's floor (over 1 + z), so that the matching still tells pairs apart.
 _WEIGHT_FLOOR = 1e-9
 
 
@@ -215,6 +217,7 @@ def _fit_field(
         prior_games=settings.prior_games,
         confidence=settings.confidence,
         pairs=pairs,
+        small_sample=True,
     )
     # A bot without results: the mean rating and the prior's variance.
     prior_stderr = 2 / math.sqrt(settings.prior_games) * ELO_PER_NATURAL_UNIT
@@ -306,8 +309,10 @@ def _window_weights(state: FieldState, windows: np.ndarray, repeat_penalty: floa
             if first is not None and second is not None and first[0] == second[0]:
                 distance[first[0], first[1], second[1]] += repeat_penalty * count
                 distance[first[0], second[1], first[1]] += repeat_penalty * count
-    spread = np.sqrt(variance[:, :, None] + variance[:, None, :])
-    weights: np.ndarray = np.maximum(2 * ndtr(-distance / spread), _WEIGHT_FLOOR)
+    z = distance / np.sqrt(variance[:, :, None] + variance[:, None, :])
+    # Below the floor the chance is nil for all of them, but a closer pair still comes
+    # first: without that, a small field's matching would pick among ties at random.
+    weights: np.ndarray = np.maximum(2 * ndtr(-z), _WEIGHT_FLOOR / (1 + z))
     return weights
 
 
