@@ -8,6 +8,7 @@ import random
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 
+import numpy as np
 import pytest
 
 from tournaments.stats.ratings import (
@@ -15,6 +16,7 @@ from tournaments.stats.ratings import (
     MATCH_UNIT,
     PAIR_UNIT,
     RatingFit,
+    _inverse,
     expected_score,
     fit_elo,
 )
@@ -566,3 +568,12 @@ def test_small_sample_corrections_vanish_with_many_pairs() -> None:
         assert after.elo == pytest.approx(before.elo, abs=2)
         assert after.stderr == pytest.approx(before.stderr, rel=0.03)
         assert after.high == pytest.approx(before.high, abs=2)
+
+
+def test_the_cholesky_inverse_agrees_with_a_general_one() -> None:
+    """Positive definite: by Cholesky; indefinite (never an information matrix, but the
+    fallback must hold): a general inverse."""
+    rng = np.random.default_rng(5)
+    square = rng.normal(size=(6, 6))
+    for matrix in (square @ square.T + np.eye(6), square + square.T):
+        assert np.allclose(_inverse(matrix), np.linalg.inv(matrix))
