@@ -28,7 +28,9 @@ says who meets in the next one:
   close and uncertain bots meet. Every earlier meeting adds ``repeat_penalty`` Elo to the
   distance.
 - **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
-  with the best bots out of the race), each round is one round robin of them.
+  with the best bots out of the race), each round plays one pair between every two of
+  them whose comparison the certification still has open (a round robin of them if none
+  is): a pair whose order is decided teaches the top K nothing more.
 - **Certification.** The top K is certified when each of them is above every other bot,
   and each above the next, with a likelihood of superiority of at least ``confidence`` (each
   comparison on its own, not simultaneously; the lower of the fit's LOS by pair and by
@@ -254,18 +256,22 @@ def _out_of_race(state: FieldState, top: int, confidence: float) -> np.ndarray:
 
 def _certify(
     fit: RatingFit, state: FieldState, top: int | None, confidence: float
-) -> Certification:
-    """Which comparisons of the top K (or of neighbours in the whole order) are decided."""
+) -> tuple[Certification, set[frozenset[str]]]:
+    """Which comparisons of the top K (or of neighbours in the whole order) are decided;
+    the two bots of each open one."""
     order = [state.names[i] for i in np.argsort(-state.elo, kind="stable").tolist()]
     rank = {name: position + 1 for position, name in enumerate(order)}
     rated = [name for name in order if fit.ratings[name].elo is not None]
     open_: list[str] = []
+    open_pairs: set[frozenset[str]] = set()
 
     def compare(higher: str, lower: str) -> None:
         # The lower of the LOS by pair and by match: a few pairs that went as expected would
         # make the pair's spread, and its LOS, too confident.
         by_pair = fit.los.get(higher, {}).get(lower)
         by_match = fit.match_los.get(higher, {}).get(lower)
+        if by_pair is None or by_match is None or min(by_pair, by_match) < confidence:
+            open_pairs.add(frozenset((higher, lower)))
         if by_pair is None or by_match is None:
             open_.append(f"#{rank[higher]} {higher} over #{rank[lower]} {lower}: no results")
         elif min(by_pair, by_match) < confidence:
@@ -278,7 +284,7 @@ def _certify(
         for higher, lower in itertools.pairwise(order):
             compare(higher, lower)
         certified = not open_ and len(rated) == len(order)
-        return Certification(None, confidence, certified, tuple(order), tuple(open_))
+        return Certification(None, confidence, certified, tuple(order), tuple(open_)), open_pairs
     leaders = order[:top]
     for higher, lower in itertools.pairwise(leaders):
         compare(higher, lower)
@@ -287,7 +293,7 @@ def _certify(
         for higher in reversed(leaders):
             compare(higher, lower)
     certified = not open_ and all(fit.ratings[name].elo is not None for name in leaders)
-    return Certification(top, confidence, certified, tuple(leaders), tuple(open_))
+    return Certification(top, confidence, certified, tuple(leaders), tuple(open_)), open_pairs
 
 
 def _weight(state: FieldState, first: int, second: int, repeat_penalty: float) -> float:
@@ -420,7 +426,7 @@ def plan_round(
     rng = random.Random(derive_seed(seed, "ladder", round_number))
     size = len(bots)
     top = settings.top
-    certification = _certify(fit, state, top, settings.confidence)
+    certification, open_pairs = _certify(fit, state, top, settings.confidence)
     out = (
         _out_of_race(state, top, settings.confidence)
         if top is not None
@@ -448,7 +454,10 @@ def plan_round(
     if not certification.certified and not over and budget >= 2:
         if phase == FINAL:
             ranked = sorted(contenders, key=lambda p: -float(state.elo[p]))
-            pairs = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
+            everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
+            # Games go where the order is open; a decided pair teaches the top K nothing.
+            open_only = [(a, b) for a, b in everyone if frozenset((bots[a], bots[b])) in open_pairs]
+            pairs = open_only or everyone
         else:
             pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:
