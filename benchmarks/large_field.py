@@ -289,7 +289,7 @@ def metrics(field: Field, run: Run) -> dict[str, float]:
     size = len(names)
     truth = field.elo - field.elo.mean() + 1500
     elo, coverage, slope = interval_figures(field, run.fit)
-    _, plain_coverage, plain_slope = interval_figures(
+    plain_elo, plain_coverage, plain_slope = interval_figures(
         field, results_fit(names, run.outcomes, small_sample=False)
     )
     true_top = [names[p] for p in np.argsort(-truth, kind="stable")[:TOP].tolist()]
@@ -310,6 +310,7 @@ def metrics(field: Field, run: Run) -> dict[str, float]:
         "slope": slope,
         "plain_coverage": plain_coverage,
         "plain_slope": plain_slope,
+        "plain_rmse": float(np.sqrt(np.mean((plain_elo - truth) ** 2))),
         "games_min": float(games[0]),
         "games_median": float(statistics.median(games)),
         "games_max": float(games[-1]),
@@ -384,7 +385,7 @@ def print_table(rows: dict[str, list[dict[str, float]]]) -> None:
     """Means over the seeds (the top 10 as a count of seeds), one line a method."""
     print(
         "| method | matches (share of RR) | top 10 set | top 10 order | certified | "
-        "Elo RMSE | Kendall τ | 95 % coverage | slope | plain fit: coverage, slope | "
+        "Elo RMSE | Kendall τ | 95 % coverage | slope | plain fit: coverage, slope, RMSE | "
         "pairs per bot min / median / max |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -398,7 +399,8 @@ def print_table(rows: dict[str, list[dict[str, float]]]) -> None:
             f"| {method} | {mean['share']:.2%} | {round(mean['top_set'] * count)}/{count} | "
             f"{round(mean['top_order'] * count)}/{count} | {certified} | {mean['rmse']:.1f} | "
             f"{mean['tau']:.3f} | {mean['coverage']:.1%} | {mean['slope']:.2f} | "
-            f"{mean['plain_coverage']:.1%}, {mean['plain_slope']:.2f} | "
+            f"{mean['plain_coverage']:.1%}, {mean['plain_slope']:.2f}, "
+            f"{mean['plain_rmse']:.1f} | "
             f"{mean['games_min']:.0f} / {mean['games_median']:.0f} / {mean['games_max']:.0f} |"
         )
 

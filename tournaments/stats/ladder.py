@@ -29,8 +29,9 @@ says who meets in the next one:
   distance.
 - **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
   with the best bots out of the race), each round plays one pair between every two of
-  them whose comparison the certification still has open (a round robin of them if none
-  is): a pair whose order is decided teaches the top K nothing more.
+  them of which at least one has a comparison that the certification still has open (a
+  round robin of them if none has): two finalists whose places are both decided have
+  nothing left to learn from each other.
 - **Certification.** The top K is certified when each of them is above every other bot,
   and each above the next, with a likelihood of superiority of at least ``confidence`` (each
   comparison on its own, not simultaneously; the lower of the fit's LOS by pair and by
@@ -455,9 +456,11 @@ def plan_round(
         if phase == FINAL:
             ranked = sorted(contenders, key=lambda p: -float(state.elo[p]))
             everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
-            # Games go where the order is open; a decided pair teaches the top K nothing.
-            open_only = [(a, b) for a, b in everyone if frozenset((bots[a], bots[b])) in open_pairs]
-            pairs = open_only or everyone
+            # Games go to the bots whose place is open: they meet every finalist, which
+            # ties their ratings to the others' as well as to each other.
+            in_question = {name for pair in open_pairs for name in pair}
+            involved = [(a, b) for a, b in everyone if {bots[a], bots[b]} & in_question]
+            pairs = involved or everyone
         else:
             pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:
