@@ -19,15 +19,16 @@ matches (else the top-10 ladder's), three baselines: uniform random pairs, a pla
 paired by points, top down, avoiding repeats) and a rating-neighbour scheduler in the
 manner of Halite's (online Elo updated after every pair, each bot in turn, fewest games
 first, meets one of the 8 unpaired bots nearest in rating). Each baseline's ratings are the
-same joint fit (``prior_games`` 2, pair intervals) of its results.
+same joint fit (``prior_games`` 2, pair intervals, ``small_sample``) of its results.
 
 Metrics per run: the matches as a share of the round robin (a duplicate pair for every two
 bots: n (n - 1) matches), the top 10 set and order found, Elo RMSE (both centred), Kendall's
-τ, the share of 95 % intervals that hold the truth, pairs per bot (min / median / max);
+τ, the share of 95 % intervals that hold the truth and the slope of fitted on true Elo (also
+for the fit without the small-sample corrections), pairs per bot (min / median / max);
 and the time to pair one swiss round of 10,000 bots.
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/large_field.py --size 1000 \\
-        --share 0.03 --seeds 1 --variants planted
+        --share 0.03 --seeds 1 --variants planted --jobs 2
 """
 
 from __future__ import annotations
