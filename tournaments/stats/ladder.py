@@ -318,7 +318,7 @@ def _window_weights(state: FieldState, windows: np.ndarray, repeat_penalty: floa
                 distance[first[0], second[1], first[1]] += repeat_penalty * count
     z = distance / np.sqrt(variance[:, :, None] + variance[:, None, :])
     # Below the floor the chance is nil for all of them, but a closer pair still comes
-    # first: without that, a small field's matching would pick among ties at random.
+    # first: without that, a small field's matching would pick among ties arbitrarily.
     weights: np.ndarray = np.maximum(2 * ndtr(-z), _WEIGHT_FLOOR / (1 + z))
     return weights
 
