@@ -19,21 +19,23 @@ matches (else the top-10 ladder's), three baselines: uniform random pairs, a pla
 paired by points, top down, avoiding repeats) and a rating-neighbour scheduler in the
 manner of Halite's (online Elo updated after every pair, each bot in turn, fewest games
 first, meets one of the 8 unpaired bots nearest in rating). Each baseline's ratings are the
-same joint fit (``prior_games`` 2, pair intervals) of its results.
+same joint fit (``prior_games`` 2, pair intervals, ``small_sample``) of its results.
 
 Metrics per run: the matches as a share of the round robin (a duplicate pair for every two
 bots: n (n - 1) matches), the top 10 set and order found, Elo RMSE (both centred), Kendall's
-τ, the share of 95 % intervals that hold the truth, pairs per bot (min / median / max);
+τ, the share of 95 % intervals that hold the truth and the slope of fitted on true Elo (also
+for the fit without the small-sample corrections), pairs per bot (min / median / max);
 and the time to pair one swiss round of 10,000 bots.
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/large_field.py --size 1000 \\
-        --share 0.03 --seeds 1 --variants planted
+        --share 0.03 --seeds 1 --variants planted --jobs 2
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import random
 import statistics
 import time
@@ -126,10 +128,15 @@ class Run:
     certified: bool | None = None
 
 
-def results_fit(names: Sequence[str], outcomes: Sequence[PairOutcome]) -> RatingFit:
-    """The joint fit every method is judged by."""
+def results_fit(
+    names: Sequence[str], outcomes: Sequence[PairOutcome], *, small_sample: bool = True
+) -> RatingFit:
+    """The joint fit every method is judged by (``small_sample=False``: the plain one, for
+    comparison)."""
     wins, pairs = fit_inputs(outcomes)
-    return fit_elo(names, wins, pairs=pairs, virtual_draws=0, prior_games=2)
+    return fit_elo(
+        names, wins, pairs=pairs, virtual_draws=0, prior_games=2, small_sample=small_sample
+    )
 
 
 def record(
@@ -263,15 +270,29 @@ def run_neighbours(field: Field, budget_pairs: int, kappa: float, rng: np.random
     return rounds_until(field, budget_pairs, kappa, rng, pair_round)
 
 
-def metrics(field: Field, run: Run) -> dict[str, float]:
-    """The run's figures against the truth."""
-    names = field.names
-    size = len(names)
+def interval_figures(field: Field, fit: RatingFit) -> tuple[np.ndarray, float, float]:
+    """The fitted Elo of every bot, the share of intervals that hold the truth and the
+    least-squares slope of fitted on true Elo (both centred)."""
     truth = field.elo - field.elo.mean() + 1500
-    rated = [run.fit.ratings[name] for name in names]
+    rated = [fit.ratings[name] for name in field.names]
     elo = np.array([r.elo if r.elo is not None else 1500.0 for r in rated])
     low = np.array([r.low if r.low is not None else -math.inf for r in rated])
     high = np.array([r.high if r.high is not None else math.inf for r in rated])
+    coverage = float(np.mean((low <= truth) & (truth <= high)))
+    slope = float(np.dot(elo - 1500, truth - 1500) / np.dot(truth - 1500, truth - 1500))
+    return elo, coverage, slope
+
+
+def metrics(field: Field, run: Run) -> dict[str, float]:
+    """The run's figures against the truth; ``plain_``: those of the fit without the
+    small-sample corrections, on the same results."""
+    names = field.names
+    size = len(names)
+    truth = field.elo - field.elo.mean() + 1500
+    elo, coverage, slope = interval_figures(field, run.fit)
+    plain_elo, plain_coverage, plain_slope = interval_figures(
+        field, results_fit(names, run.outcomes, small_sample=False)
+    )
     true_top = [names[p] for p in np.argsort(-truth, kind="stable")[:TOP].tolist()]
     found_top = [names[p] for p in np.argsort(-elo, kind="stable")[:TOP].tolist()]
     played = Counter[str]()
@@ -286,7 +307,11 @@ def metrics(field: Field, run: Run) -> dict[str, float]:
         "top_order": float(found_top == true_top),
         "rmse": float(np.sqrt(np.mean((elo - truth) ** 2))),
         "tau": float(tau),
-        "coverage": float(np.mean((low <= truth) & (truth <= high))),
+        "coverage": coverage,
+        "slope": slope,
+        "plain_coverage": plain_coverage,
+        "plain_slope": plain_slope,
+        "plain_rmse": float(np.sqrt(np.mean((plain_elo - truth) ** 2))),
         "games_min": float(games[0]),
         "games_median": float(statistics.median(games)),
         "games_max": float(games[-1]),
@@ -319,6 +344,68 @@ def pairing_time(size: int = 10_000, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One seed of one variant, for a worker process."""
+
+    variant: str
+    seed: int
+    size: int
+    share: float
+    kappa: float
+    methods: tuple[str, ...]
+
+
+def run_seed(task: Task) -> dict[str, dict[str, float]]:
+    """Every method's figures on one field (the seed and the variant decide everything)."""
+    rng = np.random.default_rng([task.seed, VARIANTS.index(task.variant)])
+    field = make_field(task.variant, task.size, rng)
+    figures: dict[str, dict[str, float]] = {}
+    budget = None
+    if "top" in task.methods:
+        ladder = run_ladder(field, task.share, task.seed, task.kappa, rng)
+        figures["ladder, top 10"] = metrics(field, ladder)
+        budget = len(ladder.outcomes)
+    if "whole" in task.methods:
+        whole = run_ladder(field, task.share, task.seed, task.kappa, rng, top=None)
+        figures["ladder, whole field"] = metrics(field, whole)
+        budget = len(whole.outcomes)
+    if budget is None:
+        budget = int(task.share * task.size * (task.size - 1) / 2)
+    for method, runner in (
+        ("random", run_random),
+        ("swiss", run_swiss),
+        ("neighbours", run_neighbours),
+    ):
+        if method in task.methods:
+            figures[method] = metrics(field, runner(field, budget, task.kappa, rng))
+    return figures
+
+
+def print_table(rows: dict[str, list[dict[str, float]]]) -> None:
+    """Means over the seeds (the top 10 as a count of seeds), one line a method."""
+    print(
+        "| method | matches (share of RR) | top 10 set | top 10 order | certified | "
+        "Elo RMSE | Kendall τ | 95 % coverage | slope | plain fit: coverage, slope, RMSE | "
+        "pairs per bot min / median / max |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for method, runs in rows.items():
+        mean = {key: statistics.fmean(run[key] for run in runs) for key in runs[0]}
+        count = len(runs)
+        certified = (
+            f"{round(mean['certified'] * count)}/{count}" if method.startswith("ladder") else "-"
+        )
+        print(
+            f"| {method} | {mean['share']:.2%} | {round(mean['top_set'] * count)}/{count} | "
+            f"{round(mean['top_order'] * count)}/{count} | {certified} | {mean['rmse']:.1f} | "
+            f"{mean['tau']:.3f} | {mean['coverage']:.1%} | {mean['slope']:.2f} | "
+            f"{mean['plain_coverage']:.1%}, {mean['plain_slope']:.2f}, "
+            f"{mean['plain_rmse']:.1f} | "
+            f"{mean['games_min']:.0f} / {mean['games_median']:.0f} / {mean['games_max']:.0f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1000)
@@ -330,58 +417,40 @@ def main() -> None:
     parser.add_argument(
         "--methods",
         nargs="+",
-        default=["whole", "random", "swiss", "neighbours"],
-        help="besides the top-10 ladder: whole (the ladder for the whole field) and baselines",
+        default=["top", "whole", "random", "swiss", "neighbours"],
+        choices=["top", "whole", "random", "swiss", "neighbours"],
+        help="top: the top-10 ladder; whole: the ladder for the whole field; baselines",
     )
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (seeds)")
     parser.add_argument("--pairing-size", type=int, default=10_000)
     arguments = parser.parse_args()
     seconds = pairing_time(arguments.pairing_size)
     print(f"pairing one round of {arguments.pairing_size} bots: {seconds:.3f} s")
+    seeds = range(arguments.first_seed, arguments.first_seed + arguments.seeds)
     for variant in arguments.variants:
-        table: dict[str, list[dict[str, float]]] = {}
+        tasks = [
+            Task(
+                variant,
+                seed,
+                arguments.size,
+                arguments.share,
+                arguments.kappa,
+                tuple(arguments.methods),
+            )
+            for seed in seeds
+        ]
         started = time.monotonic()
-        for seed in range(arguments.first_seed, arguments.first_seed + arguments.seeds):
-            rng = np.random.default_rng([seed, VARIANTS.index(variant)])
-            field = make_field(variant, arguments.size, rng)
-            ladder = run_ladder(field, arguments.share, seed, arguments.kappa, rng)
-            table.setdefault("ladder, top 10", []).append(metrics(field, ladder))
-            budget = len(ladder.outcomes)
-            if "whole" in arguments.methods:
-                whole = run_ladder(field, arguments.share, seed, arguments.kappa, rng, top=None)
-                table.setdefault("ladder, whole field", []).append(metrics(field, whole))
-                budget = len(whole.outcomes)
-            for method, runner in (
-                ("random", run_random),
-                ("swiss", run_swiss),
-                ("neighbours", run_neighbours),
-            ):
-                if method in arguments.methods:
-                    run = runner(field, budget, arguments.kappa, rng)
-                    table.setdefault(method, []).append(metrics(field, run))
+        rows: dict[str, list[dict[str, float]]] = {}
+        with multiprocessing.Pool(arguments.jobs) as pool:
+            for figures in pool.imap(run_seed, tasks):
+                for method, values in figures.items():
+                    rows.setdefault(method, []).append(values)
         print(
             f"\n{variant}: {arguments.size} bots, {arguments.seeds} seeds, κ = "
             f"{arguments.kappa}, ladder budget {arguments.share:.1%} "
-            f"({time.monotonic() - started:.0f} s)"
+            f"({time.monotonic() - started:.0f} s with {arguments.jobs} processes)"
         )
-        print(
-            "| method | matches (share of RR) | top 10 set | top 10 order | certified | "
-            "Elo RMSE | Kendall τ | 95 % coverage | pairs per bot min / median / max |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|")
-        for method, rows in table.items():
-            mean = {key: statistics.fmean(row[key] for row in rows) for key in rows[0]}
-            print(
-                f"| {method} | {mean['share']:.2%} | {mean['top_set']:.0%} | "
-                f"{mean['top_order']:.0%} | "
-                f"{mean['certified']:.0%} | {mean['rmse']:.1f} | {mean['tau']:.3f} | "
-                f"{mean['coverage']:.1%} | {mean['games_min']:.0f} / "
-                f"{mean['games_median']:.0f} / {mean['games_max']:.0f} |"
-                if method.startswith("ladder")
-                else f"| {method} | {mean['share']:.2%} | {mean['top_set']:.0%} | "
-                f"{mean['top_order']:.0%} | - | {mean['rmse']:.1f} | {mean['tau']:.3f} | "
-                f"{mean['coverage']:.1%} | {mean['games_min']:.0f} / "
-                f"{mean['games_median']:.0f} / {mean['games_max']:.0f} |"
-            )
+        print_table(rows)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ says who meets in the next one:
 
 - **Fit.** A joint Bradley-Terry fit of all results (:func:`tournaments.stats.ratings.fit_elo`)
   with ``prior_games`` virtual games of each bot against a virtual bot of the mean rating,
-  the duplicate pair as the unit of its intervals. The pairing and the race use the larger
+  the duplicate pair as the unit of its intervals, corrected for few results per bot
+  (``small_sample``: most bots have a few dozen pairs, many of them against one
+  neighbourhood). The pairing and the race use the larger
   of a bot's two standard errors, by pair and by match: from a bot's few pairs the spread
   of pair results is a poor estimate (one pair that went as expected would give none),
   and a bot that leaves the race does not come back.
@@ -26,7 +28,10 @@ says who meets in the next one:
   close and uncertain bots meet. Every earlier meeting adds ``repeat_penalty`` Elo to the
   distance.
 - **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
-  with the best bots out of the race), each round is one round robin of them.
+  with the best bots out of the race), each round plays one pair between every two of
+  them of which at least one has a comparison that the certification still has open (a
+  round robin of them if none has): two finalists whose places are both decided have
+  nothing left to learn from each other.
 - **Certification.** The top K is certified when each of them is above every other bot,
   and each above the next, with a likelihood of superiority of at least ``confidence`` (each
   comparison on its own, not simultaneously; the lower of the fit's LOS by pair and by
@@ -95,7 +100,7 @@ WHOLE_MATCHING = 32
 #: matchings of 10 bots at once (numpy), and bots far apart in rating would not be paired by
 #: a whole matching anyway (the random share does that).
 WINDOW = 10
-# Below this many pairs, an edge weight still lets the matching tell pairs apart.
+# An edge weight's floor (over 1 + z), so that the matching still tells pairs apart.
 _WEIGHT_FLOOR = 1e-9
 
 
@@ -215,6 +220,7 @@ def _fit_field(
         prior_games=settings.prior_games,
         confidence=settings.confidence,
         pairs=pairs,
+        small_sample=True,
     )
     # A bot without results: the mean rating and the prior's variance.
     prior_stderr = 2 / math.sqrt(settings.prior_games) * ELO_PER_NATURAL_UNIT
@@ -251,18 +257,22 @@ def _out_of_race(state: FieldState, top: int, confidence: float) -> np.ndarray:
 
 def _certify(
     fit: RatingFit, state: FieldState, top: int | None, confidence: float
-) -> Certification:
-    """Which comparisons of the top K (or of neighbours in the whole order) are decided."""
+) -> tuple[Certification, set[frozenset[str]]]:
+    """Which comparisons of the top K (or of neighbours in the whole order) are decided;
+    the two bots of each open one."""
     order = [state.names[i] for i in np.argsort(-state.elo, kind="stable").tolist()]
     rank = {name: position + 1 for position, name in enumerate(order)}
     rated = [name for name in order if fit.ratings[name].elo is not None]
     open_: list[str] = []
+    open_pairs: set[frozenset[str]] = set()
 
     def compare(higher: str, lower: str) -> None:
         # The lower of the LOS by pair and by match: a few pairs that went as expected would
         # make the pair's spread, and its LOS, too confident.
         by_pair = fit.los.get(higher, {}).get(lower)
         by_match = fit.match_los.get(higher, {}).get(lower)
+        if by_pair is None or by_match is None or min(by_pair, by_match) < confidence:
+            open_pairs.add(frozenset((higher, lower)))
         if by_pair is None or by_match is None:
             open_.append(f"#{rank[higher]} {higher} over #{rank[lower]} {lower}: no results")
         elif min(by_pair, by_match) < confidence:
@@ -275,7 +285,7 @@ def _certify(
         for higher, lower in itertools.pairwise(order):
             compare(higher, lower)
         certified = not open_ and len(rated) == len(order)
-        return Certification(None, confidence, certified, tuple(order), tuple(open_))
+        return Certification(None, confidence, certified, tuple(order), tuple(open_)), open_pairs
     leaders = order[:top]
     for higher, lower in itertools.pairwise(leaders):
         compare(higher, lower)
@@ -284,7 +294,7 @@ def _certify(
         for higher in reversed(leaders):
             compare(higher, lower)
     certified = not open_ and all(fit.ratings[name].elo is not None for name in leaders)
-    return Certification(top, confidence, certified, tuple(leaders), tuple(open_))
+    return Certification(top, confidence, certified, tuple(leaders), tuple(open_)), open_pairs
 
 
 def _weight(state: FieldState, first: int, second: int, repeat_penalty: float) -> float:
@@ -306,8 +316,10 @@ def _window_weights(state: FieldState, windows: np.ndarray, repeat_penalty: floa
             if first is not None and second is not None and first[0] == second[0]:
                 distance[first[0], first[1], second[1]] += repeat_penalty * count
                 distance[first[0], second[1], first[1]] += repeat_penalty * count
-    spread = np.sqrt(variance[:, :, None] + variance[:, None, :])
-    weights: np.ndarray = np.maximum(2 * ndtr(-distance / spread), _WEIGHT_FLOOR)
+    z = distance / np.sqrt(variance[:, :, None] + variance[:, None, :])
+    # Below the floor the chance is nil for all of them, but a closer pair still comes
+    # first: without that, a small field's matching would pick among ties arbitrarily.
+    weights: np.ndarray = np.maximum(2 * ndtr(-z), _WEIGHT_FLOOR / (1 + z))
     return weights
 
 
@@ -415,7 +427,7 @@ def plan_round(
     rng = random.Random(derive_seed(seed, "ladder", round_number))
     size = len(bots)
     top = settings.top
-    certification = _certify(fit, state, top, settings.confidence)
+    certification, open_pairs = _certify(fit, state, top, settings.confidence)
     out = (
         _out_of_race(state, top, settings.confidence)
         if top is not None
@@ -443,7 +455,12 @@ def plan_round(
     if not certification.certified and not over and budget >= 2:
         if phase == FINAL:
             ranked = sorted(contenders, key=lambda p: -float(state.elo[p]))
-            pairs = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
+            everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
+            # Games go to the bots whose place is open: they meet every finalist, which
+            # ties their ratings to the others' as well as to each other.
+            in_question = {name for pair in open_pairs for name in pair}
+            involved = [(a, b) for a, b in everyone if {bots[a], bots[b]} & in_question]
+            pairs = involved or everyone
         else:
             pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:

@@ -22,7 +22,7 @@ ignores who each bot played):
   With both 0 the fit is the plain MLE, which exists only if every bot both won and lost
   within each group.
 - **Fit.** Newton's method on the (concave) log-likelihood in natural units
-  ``θ = r · ln 10 / 400``, with step halving, to 1e-12 (one bot held at 0 without
+  ``θ = r · ln 10 / 400``, with step halving, to a step of 1e-9 (one bot held at 0 without
   ``prior_games``; with it the virtual mean bot is at 0).
 - **Anchor.** The mean rating is 1500, or a named anchor bot is fixed at ``anchor_elo``.
 - **Uncertainty.** The covariance of the ratings is the inverse of the observed information
@@ -38,6 +38,18 @@ ignores who each bot played):
   then use it, and the match-based intervals are kept beside it (``match_low`` …). For two
   bots and complete pairs it is the SPRT's standard error of the mean pair score carried to
   the Elo scale; a pair with one decided match (the other void) is a unit of one match.
+- **Small samples** (``small_sample``, the ladder's choice). Where bots have a few dozen
+  pairs, most against close neighbours (a ladder), three known small-sample effects show:
+  the maximum-likelihood ratings spread wider than the truth (logistic regression's bias
+  away from 0, summed along chains of close pairings), the sandwich runs small (each pair's
+  residual is taken at a fit that its own result pulled towards it), and its variance,
+  estimated from a bot's own few pairs, is itself uncertain. The corrections: one step of
+  Firth's bias reduction (refit with each pair of bots' leverage ``h = n p (1 - p)
+  Var(θ_a - θ_b)`` added as ``h`` drawn games, half won each way; for two bots it is
+  exactly Firth's (wins + 1/2) / (matches + 1)); the CR3 sandwich (each pair's squared
+  residual divided by ``(1 - h_c)²``, a jackknife's correction); and pair intervals with
+  Student's t quantile of one degree of freedom fewer than the bot's pairs. All three
+  vanish as the pairs per bot grow (a round robin's intervals barely move).
 - **Likelihood of superiority.** ``LOS(i, j) = Φ((r_i - r_j) / sd(r_i - r_j))``, the normal
   approximation with the full covariance.
 - **Disconnected results.** If the graph of who played whom falls into separate groups,
@@ -64,9 +76,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.special import expit, log_expit, ndtr
+from scipy.special import expit, log_expit, ndtr, stdtrit
 
 __all__ = [
     "DEFAULT_ELO",
@@ -85,7 +98,9 @@ __all__ = [
 DEFAULT_ELO = 1500.0
 #: Elo points per natural (logistic) unit: 400 / ln 10.
 ELO_PER_NATURAL_UNIT = 400 / math.log(10)
-_TOLERANCE = 1e-12
+#: Newton's method stops at a step this small (natural units; 2e-7 Elo): with a thousand
+#: bots the gradient's rounding alone moves θ by about 1e-9.
+_TOLERANCE = 1e-9
 _MAX_ITERATIONS = 200
 
 #: :attr:`RatingFit.unit` when the intervals treat a duplicate pair as the unit.
@@ -153,26 +168,31 @@ class _SuperiorityRow(Mapping[str, float]):
 
 class SuperiorityTable(Mapping[str, Mapping[str, float]]):
     """``table[a][b]``: the probability that ``a`` is stronger than ``b``, for two bots fitted
-    together; kept as matrices, so a field of a thousand bots does not become a million
-    Python floats until someone reads them."""
+    together; kept as the ratings and their covariance, a bot's row computed when it is
+    first read, so a field of a thousand bots does not become a million numbers (or Python
+    floats) until someone reads them."""
 
-    __slots__ = ("_blocks", "_where")
+    __slots__ = ("_blocks", "_rows", "_where")
 
     def __init__(self) -> None:
-        self._blocks: list[tuple[dict[str, int], Matrix]] = []
+        self._blocks: list[tuple[dict[str, int], Matrix, Matrix]] = []
         self._where: dict[str, tuple[int, int]] = {}
+        self._rows: dict[tuple[int, int], Matrix] = {}
 
-    def add(self, members: Sequence[str], matrix: Matrix) -> None:
-        """Add the LOS matrix of bots fitted together (``matrix[i, j]`` = LOS(i, j))."""
+    def add(self, members: Sequence[str], theta: Matrix, covariance: Matrix) -> None:
+        """Add bots fitted together: their ratings θ and the covariance of θ."""
         index = {name: position for position, name in enumerate(members)}
         for name, position in index.items():
             self._where[name] = (len(self._blocks), position)
-        self._blocks.append((index, matrix))
+        self._blocks.append((index, theta, covariance))
 
     def __getitem__(self, name: str) -> Mapping[str, float]:
-        block, position = self._where[name]
-        index, matrix = self._blocks[block]
-        return _SuperiorityRow(index, position, matrix[position])
+        where = self._where[name]
+        index, theta, covariance = self._blocks[where[0]]
+        row = self._rows.get(where)
+        if row is None:
+            row = self._rows[where] = _superiority_row(theta, covariance, where[1])
+        return _SuperiorityRow(index, where[1], row)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._where)
@@ -326,11 +346,21 @@ class _Block:
         information[np.diag_indices(size)] += diagonal
         return gradient, information
 
-    def fit(self) -> Matrix:
-        """Maximum-likelihood θ: the first bot held at 0, or the virtual mean bot at 0."""
+    def with_draws(self, weight: Matrix) -> _Block:
+        """This block with ``weight[k]`` more games on edge ``k``, half won each way."""
+        wins = _Wins(
+            np.concatenate([self.winner, self.winner, self.loser]),
+            np.concatenate([self.loser, self.loser, self.winner]),
+            np.concatenate([self.count, weight / 2, weight / 2]),
+        )
+        return _Block(self.size, wins, 0.0, self.prior_games)
+
+    def fit(self, start: Matrix | None = None) -> Matrix:
+        """Maximum-likelihood θ: the first bot held at 0, or the virtual mean bot at 0;
+        Newton's method from ``start`` (zeros if None)."""
         size = self.size
         free = slice(0, size) if self.prior_games else slice(1, size)
-        theta = np.zeros(size)
+        theta = np.zeros(size) if start is None else start.copy()
         current = self.log_likelihood(theta)
         for _ in range(_MAX_ITERATIONS):
             gradient, information = self.gradient_and_information(theta)
@@ -369,19 +399,60 @@ def _solve(matrix: Matrix, vector: Matrix) -> Matrix:
         return np.linalg.solve(matrix, vector)
 
 
-def _pair_spread(theta: Matrix, pairs: _Pairs) -> Matrix:
+def _inverse(matrix: Matrix) -> Matrix:
+    """The inverse of a symmetric positive definite ``matrix``, by Cholesky (half the work of
+    a general inverse); a general inverse if it is not positive definite."""
+    factor, failed = dpotrf(matrix, lower=False, clean=True)
+    if not failed:
+        upper, failed = dpotri(factor, lower=False)
+        if not failed:
+            return np.asarray(np.triu(upper) + np.triu(upper, 1).T, dtype=np.float64)
+    return np.asarray(np.linalg.inv(matrix), dtype=np.float64)
+
+
+def _difference_variances(covariance: Matrix, first: Positions, second: Positions) -> Matrix:
+    """``Var(θ_first - θ_second)`` for each pair of positions: the same for every anchor."""
+    return np.asarray(
+        covariance[first, first] + covariance[second, second] - 2 * covariance[first, second],
+        dtype=np.float64,
+    )
+
+
+def _leverages(
+    theta: Matrix, covariance: Matrix, first: Positions, second: Positions, games: Matrix
+) -> Matrix:
+    """The leverage of ``games[k]`` matches between ``first[k]`` and ``second[k]``: the
+    share of their own result that the fit puts back into their expected score,
+    ``n p (1 - p) Var(θ_a - θ_b)`` (between 0 and 1)."""
+    chance = expit(theta[first] - theta[second])
+    variance = _difference_variances(covariance, first, second)
+    return np.asarray(games * chance * (1 - chance) * variance, dtype=np.float64)
+
+
+#: The CR3 correction divides a pair's squared residual by ``(1 - leverage)²``; a leverage
+#: this close to 1 (a bot known from one pair, without a prior) is held here.
+_MAX_LEVERAGE = 0.9
+
+
+def _pair_spread(theta: Matrix, pairs: _Pairs, covariance: Matrix | None = None) -> Matrix:
     """``Σ_c g_c g_cᵀ`` over the duplicate pairs ``c`` within the block, where ``g_c`` is
     the gradient of the pair's log-likelihood at ``theta``: the meat of the sandwich.
 
     A pair is between two bots ``a`` and ``b``, so ``g_c`` is ``x`` for ``a``, ``-x`` for
     ``b`` and 0 elsewhere, with ``x`` = ``a``'s wins in the pair minus the wins the fit
     expects of it; its outer product is ``x²`` on the diagonal at ``a`` and ``b`` and
-    ``-x²`` off it.
+    ``-x²`` off it. Given the model's ``covariance``, each ``x²`` is divided by
+    ``(1 - h_c)²``, ``h_c`` the pair's leverage (the CR3 small-sample correction, a
+    jackknife's): the fit has pulled ``x`` towards 0 by about that share, much of it where
+    a bot has few pairs.
     """
     size = len(theta)
     a_at, b_at = pairs.first, pairs.second
     expected = pairs.decided * expit(theta[a_at] - theta[b_at])
     weight = pairs.count * (pairs.first_wins - expected) ** 2
+    if covariance is not None:
+        leverage = _leverages(theta, covariance, a_at, b_at, pairs.decided)
+        weight = weight / (1 - np.minimum(leverage, _MAX_LEVERAGE)) ** 2
     between = np.bincount(a_at * size + b_at, weight, size * size).reshape(size, size)
     spread = -(between + between.T)
     spread[np.diag_indices(size)] += np.bincount(a_at, weight, size) + np.bincount(
@@ -400,13 +471,15 @@ def fit_elo(
     confidence: float = 0.95,
     pairs: PairResults | None = None,
     prior_games: float = 0.0,
+    small_sample: bool = False,
 ) -> RatingFit:
     """Fit Elo ratings to match results (see the module's description of the method).
 
     ``wins[(a, b)]`` is how many matches ``a`` won against ``b``; ``pairs``, the same matches
     by duplicate pair (:data:`PairResults`), makes the pair the unit of the intervals and the
     LOS. ``prior_games`` > 0 fits every bot with results together, each with that many
-    virtual games (half won) against a virtual bot of the mean rating. Raises ``ValueError``
+    virtual games (half won) against a virtual bot of the mean rating. ``small_sample``
+    corrects for few results per bot (see the module's description). Raises ``ValueError``
     for a plain MLE (both priors 0) with results that have no finite maximum-likelihood
     estimate, and for pairs that do not add up to ``wins``.
     """
@@ -476,6 +549,14 @@ def fit_elo(
         covariance, shift = _covariance(
             information, members, theta, anchor, anchor_elo, relative=not prior_games
         )
+        if small_sample:
+            # One step of Firth's bias reduction: each edge's leverage as games drawn.
+            leverage = _leverages(theta, covariance, block.winner, block.loser, block.count)
+            theta = block.with_draws(leverage).fit(start=theta)
+            _, information = block.gradient_and_information(theta)
+            covariance, shift = _covariance(
+                information, members, theta, anchor, anchor_elo, relative=not prior_games
+            )
         # The anchor's row and column of the covariance are zero, and with a mean anchor its
         # rows sum to zero: either way the sandwich keeps the same constraint.
         shown = covariance
@@ -486,27 +567,39 @@ def fit_elo(
             block_pairs = _Pairs(
                 local[rows.first], local[rows.second], rows.first_wins, rows.decided, rows.count
             )
-            shown = covariance @ _pair_spread(theta, block_pairs) @ covariance
+            spread = _pair_spread(theta, block_pairs, covariance if small_sample else None)
+            shown = covariance @ spread @ covariance
         elos = theta * ELO_PER_NATURAL_UNIT + shift
         stderrs = np.sqrt(np.clip(np.diag(shown), 0.0, None)) * ELO_PER_NATURAL_UNIT
         models = np.sqrt(np.clip(np.diag(covariance), 0.0, None)) * ELO_PER_NATURAL_UNIT
-        for name, elo, stderr, model in zip(
-            members, elos.tolist(), stderrs.tolist(), models.tolist(), strict=True
+        quantiles = np.full(len(members), z)
+        if small_sample and pair_rows is not None:
+            # A bot's pair variance rests on its own few pairs: Student's t, one degree of
+            # freedom fewer than its pairs (at least one).
+            counted = np.bincount(block_pairs.first, block_pairs.count, len(members))
+            counted += np.bincount(block_pairs.second, block_pairs.count, len(members))
+            quantiles = stdtrit(np.maximum(counted - 1, 1), (1 + confidence) / 2)
+        for name, elo, stderr, model, quantile in zip(
+            members,
+            elos.tolist(),
+            stderrs.tolist(),
+            models.tolist(),
+            quantiles.tolist(),
+            strict=True,
         ):
             ratings[name] = Rating(
                 name,
                 elo,
-                elo - z * stderr,
-                elo + z * stderr,
+                elo - quantile * stderr,
+                elo + quantile * stderr,
                 stderr,
                 group_of[name],
                 elo - z * model,
                 elo + z * model,
                 model,
             )
-        superiority = _superiority(theta, shown)
-        los.add(members, superiority)
-        match_los.add(members, superiority if pairs is None else _superiority(theta, covariance))
+        los.add(members, theta, shown)
+        match_los.add(members, theta, covariance)
     unit = MATCH_UNIT if pairs is None else PAIR_UNIT
     return RatingFit(
         ratings,
@@ -582,18 +675,18 @@ def _covariance(
             keep = np.array([position for position in range(size) if position != fixed])
             covariance = np.zeros((size, size))
             if len(keep):
-                covariance[np.ix_(keep, keep)] = np.linalg.inv(information[np.ix_(keep, keep)])
+                covariance[np.ix_(keep, keep)] = _inverse(information[np.ix_(keep, keep)])
             return covariance, shift
         # The covariance of θ_i - θ_anchor, from that of θ.
-        absolute = np.linalg.inv(information)
+        absolute = _inverse(information)
         row = absolute[fixed]
         return absolute - row[None, :] - row[:, None] + absolute[fixed, fixed], shift
     shift = DEFAULT_ELO - float(np.mean(theta)) * ELO_PER_NATURAL_UNIT
     if relative:
         mean = 1 / size
-        return np.linalg.inv(information + mean) - mean, shift
+        return _inverse(information + mean) - mean, shift
     # The covariance of θ_i - mean(θ), from that of θ.
-    absolute = np.linalg.inv(information)
+    absolute = _inverse(information)
     row_means = absolute.mean(axis=1)
     return (
         absolute - row_means[None, :] - row_means[:, None] + float(row_means.mean()),
@@ -601,11 +694,12 @@ def _covariance(
     )
 
 
-def _superiority(theta: Matrix, covariance: Matrix) -> Matrix:
-    """``LOS[i, j]``: Φ of the difference of θ over its standard deviation."""
+def _superiority_row(theta: Matrix, covariance: Matrix, position: int) -> Matrix:
+    """``LOS[position, j]`` for every ``j``: Φ of the difference of θ over its standard
+    deviation."""
     variance = np.diag(covariance)
-    spread = variance[:, None] + variance[None, :] - 2 * covariance
-    difference = theta[:, None] - theta[None, :]
+    spread = variance[position] + variance - 2 * covariance[position]
+    difference = theta[position] - theta
     certain = spread <= 0
     los = ndtr(difference / np.sqrt(np.where(certain, 1.0, spread)))
     ties = np.where(difference == 0, 0.5, (difference > 0).astype(float))

@@ -262,6 +262,8 @@ def build_standings(
         wins,
         anchor=anchor if anchor in records else None,
         pairs=None if pair_groups is None else _pair_results(pair_groups),
+        # A ladder's bots have few pairs each, most against close neighbours.
+        small_sample=ladder is not None,
         # A ladder's pairs mostly meet once: its prior is the planner's, games against a
         # bot of the mean rating, not a virtual draw per pair that met.
         **(

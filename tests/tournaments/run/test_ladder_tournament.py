@@ -140,8 +140,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
 
 def test_a_ladder_plays_rounds_of_duplicate_pairs(reference: Reference) -> None:
     """A Swiss round gives every bot in play one duplicate pair (both seat orders on the
-    round's deal) and the bot left out rotates; a final round is one round robin of the
-    finalists; the run stops within its budget of rounds, and the store keeps every round's
+    round's deal) and the bot left out rotates; a final round plays pairs of finalists,
+    each at most once; the run stops within its budget of rounds, and the store keeps every round's
     plan and every match once."""
     rounds = stored_rounds(reference.output)
     assert rounds, "no round planned"
@@ -162,10 +162,10 @@ def test_a_ladder_plays_rounds_of_duplicate_pairs(reference: Reference) -> None:
         if phase == "swiss":
             assert all(bots.count(bot) == 2 for bot in bots)  # one pair per bot
             assert not set(bots) & set(round_byes)
-        else:  # the final: one round robin of the finalists
+        else:  # the final: the finalists' open pairs (all of them if none is open)
             finalists = {name for name, place in status.items() if place == "finalist"}
             assert set(bots) <= finalists
-            assert pairs == len(finalists) * (len(finalists) - 1) // 2
+            assert 1 <= pairs <= len(finalists) * (len(finalists) - 1) // 2
         assert set(status) == {"random", "random-2", "greedy", "strong", "first"}
         byes += round_byes
     if all(rnd[1] == "swiss" and len(rnd[3]) == 1 for rnd in played[:2]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from statistics import NormalDist
@@ -24,11 +25,12 @@ from tournaments.stats.ladder import (
     PairOutcome,
     RoundPlan,
     check_settings,
+    fit_inputs,
     perfect_matchings,
     plan_round,
     swiss_pairs,
 )
-from tournaments.stats.ratings import expected_score
+from tournaments.stats.ratings import expected_score, fit_elo
 
 
 def play_pair(first: str, second: str, truth: Mapping[str, float], rng: random.Random) -> int:
@@ -147,7 +149,7 @@ def test_the_top_is_certified_after_the_rest_leave_the_race() -> None:
     # Three leaders 300 Elo apart and far above a flat field of 21.
     truth = {"ace": 1500.0, "king": 1200.0, "queen": 900.0}
     truth |= {name: 0.0 for name in names(21)}
-    plans, results = run_ladder(truth, LadderSettings(top=3))
+    plans, results = run_ladder(truth, LadderSettings(top=3, finalists=8))
     last = plans[-1]
     assert last.stop
     assert last.certification.certified
@@ -316,3 +318,64 @@ def test_without_top_the_certification_is_about_the_whole_order() -> None:
     certified = next(plan for plan in plans if plan.certification.certified)
     assert certified.stop
     assert certified.certification.ranking == ("bot03", "bot02", "bot01", "bot00")
+
+
+def test_the_pair_intervals_of_an_adaptive_ladder_cover_the_truth() -> None:
+    """Bots paired by rating, a dozen pairs each: the plain pair-clustered intervals run
+    narrow and the ratings spread wide; the small-sample fit's intervals cover about 95 %."""
+    covered = {True: 0, False: 0}
+    slopes: dict[bool, list[float]] = {True: [], False: []}
+    total = 0
+    for seed in (1, 2, 3):
+        rng = random.Random(seed)
+        truth = {name: rng.gauss(0, 200) for name in names(80)}
+        _, results = run_ladder(truth, LadderSettings(rounds=12), seed=seed)
+        wins, pairs = fit_inputs(results)
+        mean = sum(truth.values()) / len(truth)
+        for small_sample in (True, False):
+            fit = fit_elo(
+                list(truth),
+                wins,
+                pairs=pairs,
+                virtual_draws=0,
+                prior_games=2,
+                small_sample=small_sample,
+            )
+            centred = {name: value - mean + 1500 for name, value in truth.items()}
+            for name, rating in fit.ratings.items():
+                assert rating.low is not None
+                assert rating.high is not None
+                covered[small_sample] += rating.low <= centred[name] <= rating.high
+            errors = [(fit.ratings[n].elo or 0) - 1500 for n in truth]
+            true = [centred[n] - 1500 for n in truth]
+            slopes[small_sample].append(
+                sum(e * t for e, t in zip(errors, true, strict=True)) / sum(t * t for t in true)
+            )
+        total += len(truth)
+    assert 0.92 <= covered[True] / total <= 0.98
+    assert covered[False] < covered[True]
+    assert sum(slopes[True]) < sum(slopes[False])
+
+
+def test_the_final_plays_the_finalists_whose_place_is_open() -> None:
+    """Two leaders close together, far above the rest: once the final has begun, every
+    pair it plays has a bot with a comparison still open, and two finalists whose places
+    are decided do not meet."""
+    truth = {"ace": 1500.0, "king": 1450.0}
+    truth |= {name: 0.0 for name in names(22)}
+    plans, _ = run_ladder(truth, LadderSettings(top=2, finalists=6, max_matches=3000))
+    finals = [plan for plan in plans if plan.phase == FINAL and plan.pairs]
+    assert finals
+    skipped = 0
+    for plan in finals:
+        in_question = {
+            name
+            for text in plan.certification.open
+            for name in re.findall(r"#\d+ (\S+) over #\d+ (\S+):", text)[0]
+        }
+        assert in_question
+        assert all({first, second} & in_question for first, second in plan.pairs)
+        finalists = [name for name, status in plan.status.items() if status == FINALIST]
+        skipped += len(finalists) * (len(finalists) - 1) // 2 - len(plan.pairs)
+    assert skipped > 0
+    assert plans[-1].certification.certified

@@ -8,6 +8,7 @@ import random
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 
+import numpy as np
 import pytest
 
 from tournaments.stats.ratings import (
@@ -15,6 +16,7 @@ from tournaments.stats.ratings import (
     MATCH_UNIT,
     PAIR_UNIT,
     RatingFit,
+    _inverse,
     expected_score,
     fit_elo,
 )
@@ -509,3 +511,69 @@ def test_a_prior_of_games_with_an_anchor_keeps_the_differences() -> None:
         difference = (mean.ratings[name].elo or 0) - (mean.ratings["c"].elo or 0)
         assert (anchored.ratings[name].elo or 0) - 2000 == pytest.approx(difference)
     assert anchored.los["a"]["b"] == pytest.approx(mean.los["a"]["b"], abs=0.02)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small samples: Firth's bias reduction, the CR3 sandwich and Student's t
+
+
+def test_small_sample_ratings_are_firths_for_two_bots() -> None:
+    """For two bots Firth's estimate has a closed form: half a win added to each side, the
+    score (wins + 1/2) / (matches + 1); one step from the MLE reaches it."""
+    wins = {("x", "y"): 7, ("y", "x"): 3}
+    fit = fit_elo(["x", "y"], wins, virtual_draws=0, small_sample=True, anchor="y")
+    plain = fit_elo(["x", "y"], wins, virtual_draws=0, anchor="y")
+    assert (fit.ratings["x"].elo or 0) - 1500 == pytest.approx(400 * math.log10(7.5 / 3.5))
+    assert (plain.ratings["x"].elo or 0) - 1500 == pytest.approx(400 * math.log10(7 / 3))
+
+
+def test_small_sample_pair_errors_are_the_cr3_sandwich_with_t_quantiles() -> None:
+    """Two bots, no prior: each pair's leverage is its share of the decided matches, so the
+    CR3 variance divides each squared pair residual by (1 - d / N)²; the interval takes
+    Student's t with one degree of freedom fewer than the pairs."""
+    pairs = {("new", "old", 2, 0): 5, ("new", "old", 1, 1): 7, ("new", "old", 0, 2): 2}
+    pairs_with_a_void = {**pairs, ("new", "old", 1, 0): 1}
+    fit = fit_elo(
+        ["new", "old"],
+        wins_of(pairs_with_a_void),
+        anchor="old",
+        virtual_draws=0,
+        pairs=pairs_with_a_void,
+        small_sample=True,
+    )
+    matches = 2 * 14 + 1
+    score = (5 * 2 + 7 + 1 + 0.5) / (matches + 1)  # Firth's
+    information = matches * score * (1 - score)
+    spread = sum(
+        count * (won - decided * score) ** 2 / (1 - decided / matches) ** 2
+        for won, decided, count in ((2, 2, 5), (1, 2, 7), (0, 2, 2), (1, 1, 1))
+    )
+    new = fit.ratings["new"]
+    assert new.stderr == pytest.approx(math.sqrt(spread) / information * ELO_PER_NATURAL_UNIT)
+    assert new.match_stderr == pytest.approx(ELO_PER_NATURAL_UNIT / math.sqrt(information))
+    t_14 = 2.1447866879  # Student's t, 14 degrees of freedom, 97.5 %
+    assert new.elo is not None
+    assert new.high == pytest.approx(new.elo + t_14 * new.stderr)
+    assert new.match_high == pytest.approx(new.elo + 1.959964 * new.match_stderr, rel=1e-6)
+
+
+def test_small_sample_corrections_vanish_with_many_pairs() -> None:
+    """A round robin with many pairs per two bots: leverages near 0, t near z, and the
+    corrected fit within a few per cent of the plain one."""
+    pairs = {key: count * 20 for key, count in PAIRS.items()}
+    plain = fit_elo(NAMES, wins_of(pairs), pairs=pairs)
+    corrected = fit_elo(NAMES, wins_of(pairs), pairs=pairs, small_sample=True)
+    for name in NAMES:
+        before, after = plain.ratings[name], corrected.ratings[name]
+        assert after.elo == pytest.approx(before.elo, abs=2)
+        assert after.stderr == pytest.approx(before.stderr, rel=0.03)
+        assert after.high == pytest.approx(before.high, abs=2)
+
+
+def test_the_cholesky_inverse_agrees_with_a_general_one() -> None:
+    """Positive definite: by Cholesky; indefinite (never an information matrix, but the
+    fallback must hold): a general inverse."""
+    rng = np.random.default_rng(5)
+    square = rng.normal(size=(6, 6))
+    for matrix in (square @ square.T + np.eye(6), square + square.T):
+        assert np.allclose(_inverse(matrix), np.linalg.inv(matrix))
