@@ -153,6 +153,16 @@ class Envelopes:
             builders.reject(refusal.reply_to, refusal.code, refusal.reason, supported_versions),
         )
 
+    def repeated_shutdown(
+        self, message_id: int, hello: Hello, supported_versions: Sequence[str], reason: str
+    ) -> bytes:
+        """The ``shutdown`` that answers the ``hello`` of a remote bot already told to shut
+        down, which dialled in again meanwhile (SPEC section 5): in the version agreed with
+        it, or the newest if there is none (it is to leave, not to play)."""
+        chosen = agree_version(hello, supported_versions)
+        version = chosen if isinstance(chosen, str) else PROTOCOL_VERSION
+        return self.pack(version, message_id, builders.shutdown(reason))
+
 
 def send_to(socket: zmq.Socket[bytes], identity: bytes, payload: bytes, flags: int = 0) -> None:
     """One message to the peer ``identity`` of a ROUTER socket (raises zmq.ZMQError:

@@ -105,6 +105,14 @@ class _Line:
 
 
 @dataclass(slots=True, eq=False)
+class _Departure:
+    """A connection of a remote bot that dialled in again while the hub was closing, and was
+    told ``shutdown`` once more: the hub waits for it to close too."""
+
+    identity: bytes
+
+
+@dataclass(slots=True, eq=False)
 class _Request:
     """A worker's lease request waiting for a free line."""
 
@@ -274,22 +282,61 @@ class RemoteHub:
     def _await_departures(self) -> None:
         """Wait, up to :data:`_SHUTDOWN_CONFIRM_S`, for the bots told ``shutdown`` to close
         their connections (the monitor reports each): a shutdown is confirmed, not hoped
-        for. Lines whose descriptor is unknown cannot be watched."""
+        for. Meanwhile a bot that dials in again is told anew (:meth:`_answer_while_closing`).
+        Connections whose descriptor is unknown cannot be watched."""
         deadline = time.monotonic() + _SHUTDOWN_CONFIRM_S
-        while any(line.descriptor is not None for line in self._lines.values()):
+        poller = zmq.Poller()
+        poller.register(self._public_monitor, zmq.POLLIN)
+        poller.register(self._public, zmq.POLLIN)
+        while open_ones := self._still_open():
             left = deadline - time.monotonic()
             if left <= 0:
                 _log.warning(
                     "remote bots' hub: %d connection(s) still open %.0f s after shutdown",
-                    len(self._lines),
+                    open_ones,
                     _SHUTDOWN_CONFIRM_S,
                 )
                 return
             try:
-                if self._public_monitor.poll(min(_POLL_MS, int(left * 1000) + 1)):
+                ready = dict(poller.poll(min(_POLL_MS, int(left * 1000) + 1)))
+                if self._public_monitor in ready:
                     self._read_monitor(self._public_monitor, self._public)
+                if self._public in ready:
+                    self._answer_while_closing()
             except zmq.ZMQError:
                 return
+
+    def _still_open(self) -> int:
+        """How many connections told ``shutdown`` the hub can watch are still open."""
+        lines = sum(line.descriptor is not None for line in self._lines.values())
+        return lines + sum(isinstance(owner, _Departure) for owner in self._descriptors.values())
+
+    def _answer_while_closing(self) -> None:
+        """Read the public socket while closing: a remote bot's ``hello`` on a new connection
+        (it dialled in again, maybe because its connection dropped before the shutdown
+        reached it) is answered with ``shutdown`` once more, and that connection awaited too
+        (SPEC section 5). Everything else is dropped: no match is played any more."""
+        for _ in range(4 * _QUEUE_LIMIT):  # bounded, as _read
+            if not cast(int, self._public.getsockopt(zmq.EVENTS)) & _POLLIN:
+                return
+            parts = self._public.recv_multipart(zmq.NOBLOCK, copy=False)
+            identity = parts[0].bytes
+            if identity in self._lines or authenticated_key(parts) not in self._limits:
+                continue
+            hello = read_hello(parts[1:])
+            if not isinstance(hello, Hello):
+                continue
+            self._hub_id += 1
+            payload = self._envelopes.repeated_shutdown(
+                self._hub_id, hello, self.supported_versions, self._closing_reason
+            )
+            try:
+                send_to(self._public, identity, payload, zmq.NOBLOCK)
+            except zmq.ZMQError:
+                continue
+            descriptor = source_descriptor(parts[-1])
+            if descriptor is not None:
+                self._descriptors[(1, descriptor)] = _Departure(identity)
 
     def _turn(self, poller: zmq.Poller) -> None:
         """Wait a little for messages; handle them, expired leases and idle lines."""
@@ -344,7 +391,7 @@ class RemoteHub:
             owner = self._descriptors.pop((which, descriptor), None)
             if isinstance(owner, _Line):
                 self._drop_line(owner, "its connection closed")
-            elif owner is not None:
+            elif owner is not None and not isinstance(owner, _Departure):
                 self._drop_link(owner)
 
     # -- remote bots -------------------------------------------------------------------------

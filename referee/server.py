@@ -1006,10 +1006,8 @@ class BotServer:
     ) -> None:
         """Answer the hello of a remote bot already told to shut down with ``shutdown``
         again, and wait for this connection to close too."""
-        chosen = agree_version(hello, self.supported_versions)
-        version = chosen if isinstance(chosen, str) else PROTOCOL_VERSION
-        payload = self._envelopes.pack(
-            version, self._take_id(), builders.shutdown(self._departing_keys[key])
+        payload = self._envelopes.repeated_shutdown(
+            self._take_id(), hello, self.supported_versions, self._departing_keys[key]
         )
         if self._remote_socket is None:
             return

@@ -11,9 +11,12 @@ KIND is one of: crash, sleep, garbage, huge, giant, deep, deep_act, wrong_id, re
 illegal, double_space, no_action, text_reply_to, bin_action, pong_for_decide, same_id,
 second_hello, wrong_token, no_hello, wrong_version, child_ignores_term, child_escapes, flood,
 error_reply, multi_frame, stderr_spam, slow_pong, ignore_shutdown, ignore_unknown_type,
-strict_fields, no_ready, garbage_at_match_end, big_at_match_end. The fault happens at the N-th
-decision request (default 1) or at the handshake for handshake faults; the last six whenever
-their message comes: ignore_shutdown stays after ``shutdown``, ignore_unknown_type does not
+strict_fields, no_ready, garbage_at_match_end, big_at_match_end, redial_at_shutdown. The fault
+happens at the N-th decision request (default 1) or at the handshake for handshake faults; the
+last seven whenever their message comes: ignore_shutdown stays after ``shutdown``,
+redial_at_shutdown answers its first ``shutdown`` by dialling in again with a new ``hello``
+(closing the first connection once that is answered) and exits only at a second ``shutdown``,
+ignore_unknown_type does not
 answer a message of unknown type, strict_fields answers a ``decide`` holding a field the
 protocol does not define with an ``error``, no_ready never answers ``match_start``,
 garbage_at_match_end answers ``match_end`` with bytes that are not msgpack (a stray message
@@ -91,15 +94,20 @@ def main() -> int:
         with open(arguments.report_cpus, "a", encoding="ascii") as report:
             report.write(f"{arguments.name} {os.getppid()} {cpus}\n")
     context = zmq.Context()
-    socket = context.socket(zmq.DEALER)
-    socket.setsockopt(zmq.LINGER, 0)
-    if arguments.routing_id:
-        socket.setsockopt(zmq.ROUTING_ID, arguments.routing_id.encode())
-    if os.environ.get("AEGIS_SERVER_KEY"):  # a remote bot: CurveZMQ, as SPEC section 9 says
-        socket.setsockopt(zmq.CURVE_SERVERKEY, os.environ["AEGIS_SERVER_KEY"].encode())
-        socket.setsockopt(zmq.CURVE_PUBLICKEY, os.environ["AEGIS_PUBLIC_KEY"].encode())
-        socket.setsockopt(zmq.CURVE_SECRETKEY, os.environ["AEGIS_SECRET_KEY"].encode())
-    socket.connect(os.environ["AEGIS_ENDPOINT"])
+
+    def dial() -> zmq.Socket[bytes]:
+        socket = context.socket(zmq.DEALER)
+        socket.setsockopt(zmq.LINGER, 0)
+        if arguments.routing_id:
+            socket.setsockopt(zmq.ROUTING_ID, arguments.routing_id.encode())
+        if os.environ.get("AEGIS_SERVER_KEY"):  # a remote bot: CurveZMQ, as SPEC section 9 says
+            socket.setsockopt(zmq.CURVE_SERVERKEY, os.environ["AEGIS_SERVER_KEY"].encode())
+            socket.setsockopt(zmq.CURVE_PUBLICKEY, os.environ["AEGIS_PUBLIC_KEY"].encode())
+            socket.setsockopt(zmq.CURVE_SECRETKEY, os.environ["AEGIS_SECRET_KEY"].encode())
+        socket.connect(os.environ["AEGIS_ENDPOINT"])
+        return socket
+
+    socket = dial()
     next_id = 0
 
     def send(message: dict[str, object]) -> None:
@@ -140,6 +148,19 @@ def main() -> int:
             with open(arguments.log_messages, "a", encoding="utf-8") as log:
                 log.write(json.dumps(message) + "\n")
         if kind == "shutdown" and fault == "ignore_shutdown":
+            continue
+        if kind == "shutdown" and fault == "redial_at_shutdown":
+            # As if its connection had dropped on its side before the shutdown came: a new
+            # connection and a new hello; the old one closes once the new one is answered
+            # (to the referee it stayed open until then). Only a second shutdown, on the
+            # new connection, ends it; with no answer it fails (3).
+            fault = "none"
+            old, socket, next_id = socket, dial(), 0
+            send({"type": "hello", "versions": versions, "name": arguments.name, "token": token})
+            answered = socket.poll(30_000)
+            old.close(0)
+            if not answered:
+                return 3
             continue
         if kind in ("reject", "shutdown"):
             return 0 if kind == "shutdown" else 2

@@ -4,9 +4,11 @@ with raw sockets on the bot's and the worker's side."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -16,6 +18,7 @@ import zmq
 from referee.hub import LineCounts, RemoteHub
 from referee.listeners import RemoteListener, generate_keys
 from tests.processes import eventually
+from tests.referee.bot_helpers import RAWBOT, remote_bot
 
 REFEREE = generate_keys()
 #: How long a message the test expects may take to come (a busy machine is slow).
@@ -213,3 +216,28 @@ def test_closing_waits_for_the_bots_to_leave_after_their_shutdown(context: Socke
         leaver.join(20)
     assert left_at, "the bot never got its shutdown"
     assert left_at[0] <= closed_at
+
+
+def test_a_bot_that_dials_in_again_while_the_hub_closes_is_told_shutdown_again(
+    tmp_path: Path,
+) -> None:
+    """A remote bot that dials in again with a new hello as its shutdown comes (as one whose
+    connection dropped first would) gets ``shutdown`` on the new connection too, and the hub
+    waits for that one to close (SPEC section 5), rather than leave the bot dialling a closed
+    port for ever. A real rawbot process over CurveZMQ."""
+    keys = generate_keys()
+    log = tmp_path / "messages.jsonl"
+    with hub_for({keys[0]: 1}) as hub:
+        arguments = ("--fault", "redial_at_shutdown", "--log-messages", str(log))
+        bot = remote_bot(hub.endpoint, REFEREE[0], keys, RAWBOT, *arguments)
+        try:
+            assert eventually(lambda: hub.counts()[keys[0]].lines == 1, WAIT_MS / 1000)
+            hub.close("tournament over")
+            # Exit status 3: no answer to its second hello within 30 s.
+            assert bot.wait(WAIT_MS / 1000) == 0
+        finally:
+            if bot.poll() is None:
+                bot.kill()
+            bot.wait()
+    kinds = [json.loads(line)["type"] for line in log.read_text().splitlines()]
+    assert [kind for kind in kinds if kind != "ping"] == ["welcome", "shutdown", "shutdown"]

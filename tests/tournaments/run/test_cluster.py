@@ -262,7 +262,7 @@ def test_a_killed_worker_s_match_is_played_again_and_stored_once(
         victim = int(sorted(_workers(output))[0].rsplit(":", 1)[1])
         os.kill(victim, signal.SIGKILL)
         stored_at_kill = stored_count(database)
-        stdout, stderr = process.communicate(timeout=90)
+        stdout, stderr = process.communicate(timeout=300)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -320,7 +320,7 @@ def test_local_cluster_option(reference: Reference) -> None:
         "--local-cluster",
         "2",
         cwd=folder,
-        timeout=90,
+        timeout=300,
     )
     assert finished.returncode == 0, finished.stderr
     assert "Playing on the Dask cluster started here at tcp://127.0.0.1:" in finished.stdout
@@ -398,7 +398,7 @@ def test_ctrl_c_with_a_local_cluster(tmp_path: Path) -> None:
     try:
         wait_for_stored(process, output / "results.sqlite", 5)
         os.killpg(process.pid, signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+        _, stderr = process.communicate(timeout=300)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -411,7 +411,7 @@ def test_ctrl_c_with_a_local_cluster(tmp_path: Path) -> None:
     assert wait_no_processes(marker, timeout=10) == []
     assert wait_no_processes(bots_marker, timeout=5) == []
     arguments = ["tournament", str(config), "--output", str(output), *cluster, "--quiet"]
-    resumed = run_cli(*arguments, cwd=tmp_path, timeout=120)
+    resumed = run_cli(*arguments, cwd=tmp_path, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert stored_count(output / "results.sqlite") == 300
     assert wait_no_processes(bots_marker, timeout=5) == []
