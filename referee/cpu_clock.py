@@ -30,8 +30,13 @@ __all__ = [
 ]
 
 #: The most a stall may stretch the backstop: a decision never takes longer, in wall time,
-#: than this many backstops, however long the machine stalled.
-STALL_STRETCH = 3.0
+#: than this many backstops, however long the machine stalled. Where the stall is the bot's
+#: own group's pressure (its processes runnable and kept waiting for a CPU: a bot cannot add
+#: to it without spending its own CPU time, which its allowance bounds), a heavily loaded
+#: machine may stretch it far; where it is only the machine's pressure, which a busy
+#: machine shows whatever the bot does (asleep, say), or the referee's lateness, less.
+OWN_STALL_STRETCH = 10.0
+MACHINE_STALL_STRETCH = 3.0
 #: Longest wait between two looks at a thinking bot's count, in seconds.
 _LOOK_SLICE = 0.05
 #: Shortest wait, so that a bot close to its allowance does not cost a busy loop.
@@ -164,7 +169,9 @@ class CpuMeter:
             return self.settle(), 0.0
         elapsed_ms = (now - self.started) * 1000
         stalled = self._stalled_ms()
-        limit_ms = self.backstop_ms * STALL_STRETCH
+        limit_ms = self.backstop_ms * (
+            OWN_STALL_STRETCH if self.own_stall else MACHINE_STALL_STRETCH
+        )
         if elapsed_ms - stalled >= self.backstop_ms or elapsed_ms >= limit_ms:
             reading = self.settle()
             if reading.over is not None:
