@@ -5,7 +5,7 @@ each a small function that returns :class:`Pass` or :class:`Fail` with the reaso
 in order:
 
 - ``handshake``: the bot starts, connects and says a valid ``hello`` with its token within
-  ``warmup_ms``, offering a version the referee speaks (1.0); it is welcomed.
+  ``warmup_ms``, offering a version the referee speaks (1.0, 1.1 or 1.2); it is welcomed.
 - ``unsupported_version``: a second copy of the bot is offered only a version it cannot speak
   (its ``hello`` is answered with ``reject``, code ``version``); it must exit.
 - ``ping``: ``ping`` is answered with ``pong`` within ``heartbeat_ms``.
@@ -1208,7 +1208,7 @@ CHECKLIST: tuple[CheckItem, ...] = (
     CheckItem(
         "handshake",
         "starts, connects and says a valid hello with its token within warmup_ms, offering "
-        "protocol 1.0 or 1.1; is welcomed",
+        "protocol 1.0, 1.1 or 1.2; is welcomed",
         check_handshake,
         needs_bot=False,
     ),
@@ -1292,7 +1292,7 @@ REMOTE_CHECKLIST: tuple[CheckItem, ...] = tuple(
     CheckItem(
         "handshake",
         "dials in with its key pair within the connect timeout and says a valid hello, "
-        "offering protocol 1.0 or 1.1; is welcomed",
+        "offering protocol 1.0, 1.1 or 1.2; is welcomed",
         check_handshake,
         needs_bot=False,
     )

@@ -21,7 +21,7 @@ from tests.tournaments.helpers import (
 )
 
 #: Seconds a server may take to answer its first request on a busy machine.
-START_TIMEOUT = 30.0
+START_TIMEOUT = 120.0
 
 
 @contextlib.contextmanager
