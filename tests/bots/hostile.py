@@ -222,11 +222,13 @@ def leave_leftover(tag: str) -> None:
 
 
 def fill_disk() -> None:
+    # A file name of the test's own (HOSTILE_FILLER): test runs side by side share /tmp.
+    name = os.environ.get("HOSTILE_FILLER", "hostile-filler.bin")
     written = {}
     for folder in ("/tmp", os.getcwd()):
         total = 0
         try:
-            with open(os.path.join(folder, "hostile-filler.bin"), "wb") as stream:
+            with open(os.path.join(folder, name), "wb") as stream:
                 chunk = b"x" * (1 << 20)
                 while total < 5 << 30:
                     stream.write(chunk)

@@ -258,27 +258,35 @@ def test_a_double_forked_setsid_env_i_sleep_is_gone_when_the_match_ends(
 
 @needs_bubblewrap
 def test_the_disk_filler_stops_at_its_cap_and_leaves_nothing(tmp_path: Path) -> None:
-    host_file = Path("/tmp/hostile-filler.bin")
-    host_file.unlink(missing_ok=True)
-    attacker = hostile("disk-filler", tmp_mb=16, file_size_mb=32)
-    report, found = play(tmp_path, attacker, sandboxed=True)
-    assert int(found["tmp_mb"]) <= 16  # the private /tmp is full at 16 MiB
-    assert found["cwd_mb"] == "0"  # nothing else is writable, not even the sandbox's root
-    clean(report)
-    assert not host_file.exists()
-    assert not (Path(found["cwd"]) / "hostile-filler.bin").exists()
+    name = f"hostile-filler-{uuid.uuid4().hex}.bin"  # other runs on the machine share /tmp
+    host_file = Path("/tmp") / name
+    attacker = replace(
+        hostile("disk-filler", tmp_mb=16, file_size_mb=32), env={"HOSTILE_FILLER": name}
+    )
+    try:
+        report, found = play(tmp_path, attacker, sandboxed=True)
+        assert int(found["tmp_mb"]) <= 16  # the private /tmp is full at 16 MiB
+        assert found["cwd_mb"] == "0"  # nothing else is writable, not even the sandbox's root
+        clean(report)
+        assert not host_file.exists()
+        assert not (Path(found["cwd"]) / name).exists()
+    finally:
+        host_file.unlink(missing_ok=True)
 
 
 def test_unsandboxed_the_file_size_limit_still_caps_each_file(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    attacker = replace(hostile("disk-filler", file_size_mb=8), cwd=str(work))
+    name = f"hostile-filler-{uuid.uuid4().hex}.bin"  # other runs on the machine share /tmp
+    attacker = replace(
+        hostile("disk-filler", file_size_mb=8), cwd=str(work), env={"HOSTILE_FILLER": name}
+    )
     try:
         report, found = play(tmp_path, attacker, sandboxed=False)
     finally:
-        Path("/tmp/hostile-filler.bin").unlink(missing_ok=True)
+        (Path("/tmp") / name).unlink(missing_ok=True)
     assert found["tmp_mb"] == found["cwd_mb"] == "8"
-    assert (work / "hostile-filler.bin").stat().st_size == 8 << 20
+    assert (work / name).stat().st_size == 8 << 20
     clean(report)
 
 

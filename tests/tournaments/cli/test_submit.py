@@ -313,7 +313,13 @@ def test_queued_without_waiting_then_listed(league: Path, tmp_path: Path) -> Non
     assert found["fails@1.0"]["reasons"][0].startswith("the build exited with code 3")
 
 
-def test_a_dry_run_builds_and_checks_here_and_stores_nothing(league: Path, tmp_path: Path) -> None:
+def test_a_dry_run_builds_and_checks_here_and_stores_nothing(
+    league: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A temporary folder of this test's own: other runs on the machine make theirs in /tmp.
+    scratch_root = tmp_path / "tmp"
+    scratch_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch_root))
     bot = python_bot(tmp_path / "trial", "trial")
     code, output = submit(bot, league, "--dry-run")
     assert code == 0, output
@@ -324,7 +330,7 @@ def test_a_dry_run_builds_and_checks_here_and_stores_nothing(league: Path, tmp_p
     assert "Accepted trial 1.0 (Python, by Tess Tester)" in output
     assert f"A dry run: submit it with aegis-ref submit {bot} --league {league}" in output
     assert not (league / "submissions" / "trial").exists()
-    assert not list(Path(tempfile.gettempdir()).glob("aegis-ref-dry-run-*/submissions/trial"))
+    assert not list(scratch_root.glob("aegis-ref-dry-run-*")), "the dry run left its scratch folder"
 
 
 def test_a_dry_run_of_a_failing_build_says_why_and_keeps_its_log(
