@@ -6,8 +6,9 @@ freeze_and_settle`), and the bot stays frozen until it is asked again, so nothin
 twice and nothing escapes between decisions. While the bot thinks, the referee looks at the
 running count (at most a scheduler tick behind) and stops it once it is over its allowance.
 A wall-clock backstop, a multiple of the allowance, ends a bot that sleeps or blocks; time
-the machine kept the bot from running (pressure stall information, or the referee's own
-lateness) does not count towards it, and the record says how long the stall was.
+the machine kept the bot from running (pressure stall information, and the referee's own
+waits for a CPU while it sends the request and reads the answer) does not count towards it,
+and the record says how long the stall was.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "CpuMeter",
     "MeterReading",
     "clock_summary",
+    "referee_wait_us",
     "resolve_clock",
 ]
 
@@ -43,6 +45,76 @@ _LOOK_SLICE = 0.05
 _LOOK_FLOOR = 0.0005
 #: A wait that overran by more than this (seconds) counts as the referee's own lateness.
 _LATE_AFTER = 0.002
+#: How often (seconds) the list of the referee's threads is read again.
+_RELIST_AFTER = 1.0
+
+
+class _RefereeWaits:
+    """How long, in all, this process's threads (the referee's main thread, ZeroMQ's I/O
+    thread) waited in a run queue for a CPU: the second field of each thread's
+    ``/proc/self/task/TID/schedstat``, read through descriptors kept open. A request the
+    I/O thread could not send, or an answer it could not read, for want of a CPU, is time
+    the bot spends idle through no fault of its own, and which no pressure figure of the
+    bot's shows. The total only grows: a thread that ends keeps its last count in it."""
+
+    def __init__(self) -> None:
+        self._descriptors: dict[str, int] = {}
+        self._last_ns: dict[str, int] = {}
+        self._gone_ns = 0
+        self._listed_at = -_RELIST_AFTER
+        self.available = True
+
+    def total_us(self) -> int | None:
+        """The total wait in microseconds, or None where the kernel keeps no schedstat."""
+        if not self.available:
+            return None
+        now = time.monotonic()
+        if now - self._listed_at >= _RELIST_AFTER:
+            self._listed_at = now
+            self._relist()
+        total = self._gone_ns
+        for tid, descriptor in list(self._descriptors.items()):
+            try:
+                waited = int(os.pread(descriptor, 128, 0).split()[1])
+            except (OSError, IndexError, ValueError):
+                self._forget(tid)
+                continue
+            self._last_ns[tid] = waited
+            total += waited
+        if not self._descriptors and not self._gone_ns:
+            self.available = False
+            return None
+        return total // 1000
+
+    def _relist(self) -> None:
+        try:
+            alive = set(os.listdir("/proc/self/task"))
+        except OSError:
+            alive = set()
+        for tid in set(self._descriptors) - alive:
+            self._forget(tid)
+        for tid in alive - set(self._descriptors):
+            try:
+                self._descriptors[tid] = os.open(
+                    f"/proc/self/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC
+                )
+            except OSError:
+                continue
+
+    def _forget(self, tid: str) -> None:
+        self._gone_ns += self._last_ns.pop(tid, 0)
+        descriptor = self._descriptors.pop(tid, None)
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+_referee_waits = _RefereeWaits()
+
+
+def referee_wait_us() -> int | None:
+    """How long this process's threads have waited for a CPU, in all (microseconds), or
+    None where the kernel does not say (no ``schedstat``)."""
+    return _referee_waits.total_us()
 
 
 class ClockUnavailableError(RuntimeError):
@@ -110,6 +182,8 @@ class CpuMeter:
     #: The stall count at the start: the bot's group's own, or else the machine's.
     start_stall_us: int | None
     own_stall: bool
+    #: The referee's own run-queue wait at the start (:func:`referee_wait_us`).
+    start_referee_wait_us: int | None = None
     started: float = 0.0
     #: Seconds the referee itself came back late from its waits.
     late_s: float = 0.0
@@ -130,6 +204,7 @@ class CpuMeter:
             cgroup.cpu_usage_us() or 0,
             stall,
             own_stall,
+            referee_wait_us(),
         )
 
     def _used_ms(self) -> float:
@@ -137,13 +212,20 @@ class CpuMeter:
 
     def _stalled_ms(self) -> float:
         """How long the machine kept the bot from running: the pressure stall information
-        (the bot's group's, or the machine's), or the referee's lateness if larger."""
-        stalled = self.late_s * 1000
+        (the bot's group's, or the machine's), plus the referee's own waits for a CPU (its
+        threads' run-queue wait, or its lateness if larger). The two may overlap in time,
+        which errs towards the bot; the backstop's cap bounds what any stall can stretch."""
+        referee_ms = self.late_s * 1000
+        if self.start_referee_wait_us is not None:
+            now_us = referee_wait_us()
+            if now_us is not None:
+                referee_ms = max(referee_ms, (now_us - self.start_referee_wait_us) / 1000)
+        pressure_ms = 0.0
         if self.start_stall_us is not None:
             now = self.cgroup.cpu_stall_us() if self.own_stall else system_cpu_stall_us()
             if now is not None:
-                stalled = max(stalled, (now - self.start_stall_us) / 1000)
-        return stalled
+                pressure_ms = (now - self.start_stall_us) / 1000
+        return pressure_ms + referee_ms
 
     def settle(self) -> MeterReading:
         """The answer is in: freeze the bot, read its exact count, and say whether it was

@@ -3,6 +3,9 @@ how far a stall stretches the backstop depends on whose stall it is."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from typing import cast
 
@@ -84,3 +87,51 @@ def test_a_bot_that_is_not_stalled_meets_its_backstop() -> None:
     assert stop is not None
     assert stop.over is not None
     assert "sleeping, blocked or waiting?" in stop.over
+
+
+def test_the_referees_own_waits_for_a_cpu_do_not_count_against_the_bot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request the referee could not send, or an answer it could not read, for want of a
+    CPU leaves the bot idle with no pressure stall of its own: that time is the machine's."""
+    referee = {"wait_us": 0}
+    monkeypatch.setattr(cpu_clock, "referee_wait_us", lambda: referee["wait_us"])
+    group = _CountedGroup(stall_us=0)
+    group.usage_us = 5_000
+    meter, now = _meter(group, 0.5)  # 500 ms: past its 300 ms backstop...
+    referee["wait_us"] = 350_000  # ...of which the referee's threads waited 350 ms
+    assert meter.look(now)[0] is None
+    referee["wait_us"] = 150_000  # waited less: the bot had 350 ms of its own, too long
+    stop, _wait = meter.look(now)
+    assert stop is not None
+    assert stop.over is not None
+    assert "wall-clock backstop" in stop.over
+    assert "the machine stalled it for 150 ms" in stop.over
+
+
+def test_the_referees_wait_is_read_from_its_threads_and_grows_when_kept_from_a_cpu() -> None:
+    """The real count: this process, pinned to one CPU beside two busy processes, waits for
+    it, and the count says so (whatever else the machine is doing: it can only add)."""
+    before = cpu_clock.referee_wait_us()
+    if before is None:
+        pytest.skip("this kernel keeps no per-thread schedstat")
+    cpu = min(os.sched_getaffinity(0))
+    affinity = os.sched_getaffinity(0)
+    spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass\n"
+    spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
+    try:
+        os.sched_setaffinity(0, {cpu})
+        deadline = time.monotonic() + 120
+        grown_ms = 0.0
+        while time.monotonic() < deadline and grown_ms < 50:
+            sum(range(200_000))  # runnable, so it waits its turn behind the spinners
+            now = cpu_clock.referee_wait_us()
+            assert now is not None
+            assert now >= before
+            grown_ms = (now - before) / 1000
+        assert grown_ms >= 50, f"waited {grown_ms:.1f} ms in 120 s beside two spinners"
+    finally:
+        os.sched_setaffinity(0, affinity)
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
