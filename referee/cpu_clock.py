@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,9 +64,15 @@ class _RefereeWaits:
         self._gone_ns = 0
         self._listed_at = -_RELIST_AFTER
         self.available = True
+        # Referees may run in several threads of one process (a Dask worker's, say).
+        self._lock = threading.Lock()
 
     def total_us(self) -> int | None:
         """The total wait in microseconds, or None where the kernel keeps no schedstat."""
+        with self._lock:
+            return self._total_us()
+
+    def _total_us(self) -> int | None:
         if not self.available:
             return None
         now = time.monotonic()
