@@ -385,7 +385,9 @@ def test_a_spinner_does_not_slow_its_opponent_while_frozen(
     if sandboxed and not detect_cgroups().has("freeze"):
         pytest.skip("no freezer cgroup")
     burner = BotSpec("burner", (sys.executable, str(BURNER), "20"))
-    wall = replace(CONTROL, clock=Clock.WALL)
+    # The medians of the opponent's times are what this compares, not a deadline: a long one
+    # keeps a busy machine's stall of a few seconds from ending the match.
+    wall = replace(CONTROL, clock=Clock.WALL, decision_ms=30_000)
     baseline, _ = play(tmp_path / "idle", hostile("remember"), sandboxed, burner, wall)
     spun, found = play(tmp_path / "spin", hostile("spinner"), sandboxed, burner, wall)
     assert found["started"] == "4"
