@@ -22,6 +22,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 WAIT = 20.0  # seconds: the longest any single screen may take to appear
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class PseudoTerminal:
     """``argv`` on the slave side of a pty of ``rows`` x ``columns``; the test reads the
     master side."""
@@ -34,7 +38,10 @@ class PseudoTerminal:
         cwd: Path | None = None,
         rows: int = 40,
         columns: int = 120,
+        sigint_ignored: bool = False,
     ) -> None:
+        """``sigint_ignored``: start ``argv`` with SIGINT ignored, as a shell without job
+        control starts a background command (the setting passes through exec)."""
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         self.process = subprocess.Popen(
@@ -45,6 +52,7 @@ class PseudoTerminal:
             env=dict(env),
             cwd=cwd,
             close_fds=True,
+            preexec_fn=_ignore_sigint if sigint_ignored else None,
         )
         os.close(slave)
         self.master = master

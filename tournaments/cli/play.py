@@ -47,6 +47,7 @@ from referee.rules.options import RulesOptions
 from referee.sandbox import SandboxMode
 from referee.time_control import TimeControl
 from tournaments.cli.exit_codes import EXIT_LEFT, EXIT_USAGE
+from tournaments.cli.interrupts import interrupts_kept
 from tournaments.cli.options import (
     DEFAULT_TIME_CONTROL,
     NO_RULES_FLAGS,
@@ -651,16 +652,19 @@ def play_command(
     console = console_from_flag(color, highlight=False, markup=False)
     human = Seat(seat)
     plan = sandbox_from_flag(sandbox, exit_code=EXIT_USAGE)
-    outcome = play_human_match(
-        reaped(spec),
-        TerminalPlayer(console),
-        seed=secrets.randbits(32) if seed is None else seed,
-        human_seat=human,
-        human_name=name,
-        options=options,
-        time_control=TimeControl(decision_ms=decision_ms, warmup_ms=warmup_ms),
-        sandbox=plan,
-    )
+    # Ctrl-C leaves the match however the command was started: a SIGINT ignored by the
+    # parent (a background job of a shell without job control) is not inherited here.
+    with interrupts_kept():
+        outcome = play_human_match(
+            reaped(spec),
+            TerminalPlayer(console),
+            seed=secrets.randbits(32) if seed is None else seed,
+            human_seat=human,
+            human_name=name,
+            options=options,
+            time_control=TimeControl(decision_ms=decision_ms, warmup_ms=warmup_ms),
+            sandbox=plan,
+        )
     console.print()
     for line in describe_end(outcome, human):
         console.print(line)

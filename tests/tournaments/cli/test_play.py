@@ -39,7 +39,7 @@ PROMPT = re.compile(r"Your (exchange|bid|card) \(1-(\d+); r rules, q quit\): $")
 class Terminal(PseudoTerminal):
     """``aegis-ref play …`` on a pseudo-terminal: read what it shows, type answers."""
 
-    def __init__(self, *arguments: str) -> None:
+    def __init__(self, *arguments: str, sigint_ignored: bool = False) -> None:
         self.marker = uuid.uuid4().hex
         env = {
             **os.environ,
@@ -51,7 +51,7 @@ class Terminal(PseudoTerminal):
         env.pop("NO_COLOR", None)
         env.pop("COLUMNS", None)
         # 120 columns, 40 rows, so that rich lays out as on a normal terminal.
-        super().__init__([str(AEGIS_REF), "play", *arguments], env)
+        super().__init__([str(AEGIS_REF), "play", *arguments], env, sigint_ignored=sigint_ignored)
 
 
 def assert_no_process_left(marker: str, timeout: float = 5.0) -> None:
@@ -65,10 +65,10 @@ def assert_no_process_left(marker: str, timeout: float = 5.0) -> None:
 
 
 @contextlib.contextmanager
-def running(*arguments: str) -> Iterator[Terminal]:
+def running(*arguments: str, sigint_ignored: bool = False) -> Iterator[Terminal]:
     """``aegis-ref play ARGUMENTS`` on a pty; killed if need be, and checked to leave no
     process behind."""
-    session = Terminal(*arguments)
+    session = Terminal(*arguments, sigint_ignored=sigint_ignored)
     try:
         yield session
     finally:
@@ -157,6 +157,17 @@ def test_ctrl_c_leaves_cleanly(terminal: Terminal) -> None:
     assert terminal.wait() == 1
     assert "Match abandoned" in terminal.screen
     assert "Traceback" not in terminal.screen
+
+
+def test_ctrl_c_leaves_cleanly_even_where_it_was_started_ignoring_it() -> None:
+    """A shell without job control starts a background command with SIGINT ignored, and
+    Python then leaves it ignored: play, like tournament and sprt, takes Ctrl-C itself."""
+    with running("first", "--seed", "3", "--target-score", "3", sigint_ignored=True) as terminal:
+        terminal.expect(PROMPT)
+        terminal.process.send_signal(signal.SIGINT)
+        assert terminal.wait() == 1
+        assert "Match abandoned" in terminal.screen
+        assert "Traceback" not in terminal.screen
 
 
 def test_a_bot_fault_ends_the_match_with_a_win_by_forfeit() -> None:
