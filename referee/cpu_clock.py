@@ -51,8 +51,9 @@ _RELIST_AFTER = 1.0
 
 
 class _RefereeWaits:
-    """How long, in all, this process's threads (the referee's main thread, ZeroMQ's I/O
-    thread) waited in a run queue for a CPU: the second field of each thread's
+    """How long, in all, every thread of this process (the referee's main thread and
+    ZeroMQ's I/O thread among them; the others are mostly asleep and add little) waited in
+    a run queue for a CPU: the second field of each thread's
     ``/proc/self/task/TID/schedstat``, read through descriptors kept open. A request the
     I/O thread could not send, or an answer it could not read, for want of a CPU, is time
     the bot spends idle through no fault of its own, and which no pressure figure of the
