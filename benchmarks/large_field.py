@@ -28,12 +28,18 @@ for the fit without the small-sample corrections), pairs per bot (min / median /
 and the time to pair one swiss round of 10,000 bots.
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/large_field.py --size 1000 \\
-        --share 0.03 --seeds 1 --variants planted --jobs 2
+        --share 0.03 --seeds 1 --variants planted --jobs 2 [--per-seed FILE]
+    python benchmarks/large_field.py --summarise FILE [FILE ...]
+
+``--per-seed`` appends each seed's figures to a JSON-lines file as the seed finishes, so a
+long run that is stopped keeps the seeds it finished, and runs of different seed ranges
+can be summarised together with ``--summarise`` (a seed counted once per variant).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing
 import random
@@ -42,6 +48,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import kendalltau
@@ -356,7 +363,7 @@ class Task:
     methods: tuple[str, ...]
 
 
-def run_seed(task: Task) -> dict[str, dict[str, float]]:
+def run_seed(task: Task) -> tuple[Task, dict[str, dict[str, float]]]:
     """Every method's figures on one field (the seed and the variant decide everything)."""
     rng = np.random.default_rng([task.seed, VARIANTS.index(task.variant)])
     field = make_field(task.variant, task.size, rng)
@@ -379,7 +386,43 @@ def run_seed(task: Task) -> dict[str, dict[str, float]]:
     ):
         if method in task.methods:
             figures[method] = metrics(field, runner(field, budget, task.kappa, rng))
-    return figures
+    return task, figures
+
+
+def summarise(paths: Sequence[Path]) -> None:
+    """The tables of per-seed files: each variant's seeds (and the settings they ran with)."""
+    seen: dict[tuple[str, int, int, float, float], dict[str, dict[str, float]]] = {}
+    for path in paths:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                key = (
+                    entry["variant"],
+                    entry["size"],
+                    entry["seed"],
+                    entry["share"],
+                    entry["kappa"],
+                )
+                seen[key] = {**seen.get(key, {}), **entry["figures"]}
+            except (ValueError, KeyError, TypeError) as error:
+                raise SystemExit(f"{path}:{number}: not a per-seed line ({error})") from None
+    groups: dict[tuple[str, int, float, float], dict[str, list[dict[str, float]]]] = {}
+    seeds: dict[tuple[str, int, float, float], list[int]] = {}
+    for (variant, size, seed, share, kappa), figures in sorted(seen.items()):
+        group = (variant, size, share, kappa)
+        seeds.setdefault(group, []).append(seed)
+        for method, values in figures.items():
+            groups.setdefault(group, {}).setdefault(method, []).append(values)
+    for group, rows in groups.items():
+        variant, size, share, kappa = group
+        numbers = seeds[group]
+        print(
+            f"\n{variant}: {size} bots, {len(numbers)} seeds ({min(numbers)} to "
+            f"{max(numbers)}), κ = {kappa}, ladder budget {share:.1%}"
+        )
+        print_table(rows)
 
 
 def print_table(rows: dict[str, list[dict[str, float]]]) -> None:
@@ -423,7 +466,16 @@ def main() -> None:
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (seeds)")
     parser.add_argument("--pairing-size", type=int, default=10_000)
+    parser.add_argument(
+        "--per-seed", type=Path, help="append each seed's figures to this JSON-lines file"
+    )
+    parser.add_argument(
+        "--summarise", type=Path, nargs="+", help="print the tables of per-seed files and stop"
+    )
     arguments = parser.parse_args()
+    if arguments.summarise:
+        summarise(arguments.summarise)
+        return
     seconds = pairing_time(arguments.pairing_size)
     print(f"pairing one round of {arguments.pairing_size} bots: {seconds:.3f} s")
     seeds = range(arguments.first_seed, arguments.first_seed + arguments.seeds)
@@ -442,9 +494,20 @@ def main() -> None:
         started = time.monotonic()
         rows: dict[str, list[dict[str, float]]] = {}
         with multiprocessing.Pool(arguments.jobs) as pool:
-            for figures in pool.imap(run_seed, tasks):
+            for task, figures in pool.imap_unordered(run_seed, tasks):
                 for method, values in figures.items():
                     rows.setdefault(method, []).append(values)
+                if arguments.per_seed is not None:
+                    entry = {
+                        "variant": task.variant,
+                        "size": task.size,
+                        "seed": task.seed,
+                        "share": task.share,
+                        "kappa": task.kappa,
+                        "figures": figures,
+                    }
+                    with arguments.per_seed.open("a") as log:
+                        log.write(json.dumps(entry) + "\n")
         print(
             f"\n{variant}: {arguments.size} bots, {arguments.seeds} seeds, κ = "
             f"{arguments.kappa}, ladder budget {arguments.share:.1%} "
