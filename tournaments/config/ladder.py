@@ -31,6 +31,10 @@ class LadderSettings:
     finalists: int | None = None
     #: Virtual games of each bot against a virtual bot of the mean rating.
     prior_games: float = 2.0
+    #: With ``top`` and a budget: the share of the budget kept for the final. Once the rest
+    #: is spent, the final starts with the best ``finalists`` contenders even if more are
+    #: still in the race (0: the final starts only when the race has narrowed the field).
+    final_share: float = 0.3
 
 
 def default_finalists(top: int, field_size: int) -> int:
@@ -74,6 +78,13 @@ def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str,
         )
     if not settings.prior_games > 0:
         problems.append(("prior_games", f"prior_games must be > 0, got {settings.prior_games}"))
+    if not 0 <= settings.final_share < 1:
+        problems.append(
+            (
+                "final_share",
+                f"final_share must be at least 0 and below 1, got {settings.final_share}",
+            )
+        )
     finalists = settings.finalists
     if finalists is not None:
         if top is None:

@@ -375,6 +375,13 @@ class LadderConfig(_Model):
         description="Virtual games of each bot against an average one, which keep the "
         "ratings of bots with few results finite.",
     )
+    final_share: float = Field(
+        default=_DEFAULT_LADDER.final_share,
+        ge=0,
+        lt=1,
+        description="With top and a budget: the share of the budget kept for the final, "
+        "which then starts with the best finalists even if more bots are in the race.",
+    )
 
     def settings(self) -> LadderSettings:
         """The planner's settings."""

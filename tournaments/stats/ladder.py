@@ -28,7 +28,10 @@ says who meets in the next one:
   close and uncertain bots meet. Every earlier meeting adds ``repeat_penalty`` Elo to the
   distance.
 - **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
-  with the best bots out of the race), each round plays one pair between every two of
+  with the best bots out of the race), or once all but ``final_share`` of the budget is
+  spent (then the ``finalists`` best contenders by rating, in each round's fit, play on and
+  the others rest: with a small field and budget the race alone narrows the field too late
+  to leave the leaders games enough to be ordered), each round plays one pair between every two of
   them of which at least one has a comparison that the certification still has open (a
   round robin of them if none has): two finalists whose places are both decided have
   nothing left to learn from each other.
@@ -412,6 +415,17 @@ def swiss_pairs(
     return pairs, byes
 
 
+def _budget_spent(settings: LadderSettings, round_number: int, matches_played: int) -> float:
+    """The share of the budget (the larger of the matches' and the rounds') spent before
+    round ``round_number``; 0 without a budget."""
+    spent = 0.0
+    if settings.max_matches:
+        spent = max(spent, matches_played / settings.max_matches)
+    if settings.rounds:
+        spent = max(spent, (round_number - 1) / settings.rounds)
+    return spent
+
+
 def plan_round(
     bots: Sequence[str],
     results: Sequence[PairOutcome],
@@ -436,6 +450,14 @@ def plan_round(
     contenders = [position for position in range(size) if not out[position]]
     finalists = None if top is None else settings.finalists or default_finalists(top, size)
     phase = SWISS
+    if (
+        finalists is not None
+        and len(contenders) > finalists
+        and settings.final_share > 0
+        and _budget_spent(settings, round_number, matches_played) >= 1 - settings.final_share
+    ):
+        # The budget kept for the final: the best contenders go to it, the others leave.
+        contenders = sorted(sorted(contenders, key=lambda p: -float(state.elo[p]))[:finalists])
     if top is not None and finalists is not None and len(contenders) <= finalists:
         phase = FINAL
         by_rating = sorted(range(size), key=lambda p: -float(state.elo[p]))

@@ -32,6 +32,7 @@ ladder:
   repeat_penalty: 10
   finalists: 3
   prior_games: 1
+  final_share: 0.5
 """,
     )
     assert setup.format == "ladder"
@@ -44,6 +45,7 @@ ladder:
         repeat_penalty=10.0,
         finalists=3,
         prior_games=1.0,
+        final_share=0.5,
     )
 
 
@@ -64,14 +66,17 @@ ladder:
   confidence: 1.5
   rounds: two
   finalist: 3
+  final_share: 1
 """,
     )
     assert found == [
         "config.yaml:9: ladder.top: should be greater than or equal to 1, got 0",
         "config.yaml:10: ladder.confidence: should be less than 1, got 1.5",
         "config.yaml:11: ladder.rounds: should be a valid integer, got 'two'",
+        "config.yaml:13: ladder.final_share: should be less than 1, got 1",
         "config.yaml:12: ladder.finalist: unknown key; known keys here: top, confidence, "
-        "max_matches, rounds, random_share, repeat_penalty, finalists, prior_games",
+        "max_matches, rounds, random_share, repeat_penalty, finalists, prior_games, "
+        "final_share",
     ]
 
 

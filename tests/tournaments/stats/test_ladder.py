@@ -214,6 +214,8 @@ def test_results_of_bots_that_left_still_count() -> None:
         (LadderSettings(prior_games=0), "prior_games", "must be > 0"),
         (LadderSettings(finalists=5), "finalists", "finalists needs top"),
         (LadderSettings(top=10, finalists=4), "finalists", "between top (10) and the field"),
+        (LadderSettings(final_share=1.0), "final_share", "at least 0 and below 1, got 1.0"),
+        (LadderSettings(final_share=-0.1), "final_share", "at least 0 and below 1"),
     ],
 )
 def test_bad_settings_are_named_by_key(settings: LadderSettings, key: str, message: str) -> None:
@@ -379,3 +381,35 @@ def test_the_final_plays_the_finalists_whose_place_is_open() -> None:
         skipped += len(finalists) * (len(finalists) - 1) // 2 - len(plan.pairs)
     assert skipped > 0
     assert plans[-1].certification.certified
+
+
+def test_the_final_starts_when_only_the_final_share_of_the_budget_is_left() -> None:
+    """A field the race cannot narrow in time (24 bots 20 Elo apart, top 3, 240 matches):
+    once 60 % is spent, the final starts with the best five contenders of that round's fit
+    (``finalists`` by default: 3 and a margin of 2) and only they play; with
+    ``final_share: 0`` the same field is still in its swiss rounds when the budget ends."""
+    truth = {name: 20.0 * index for index, name in enumerate(names(24))}
+    settings = LadderSettings(top=3, max_matches=240, final_share=0.4)
+    plans, results = run_ladder(truth, settings)
+    assert 2 * len(results) == 240
+    played_before = 0
+    for plan in plans:
+        if played_before < 0.6 * 240:
+            assert plan.phase == SWISS
+        elif plan.pairs:
+            assert plan.phase == FINAL
+            finalists = {name for name, status in plan.status.items() if status == FINALIST}
+            best = sorted(truth, key=lambda name: -(plan.fit.ratings[name].elo or 0.0))[:5]
+            assert finalists == set(best)
+            assert all({first, second} <= finalists for first, second in plan.pairs)
+            assert set(plan.resting) == set(truth) - finalists
+        played_before += 2 * len(plan.pairs)
+    assert any(plan.phase == FINAL and plan.pairs for plan in plans)
+
+    plans, _ = run_ladder(truth, LadderSettings(top=3, max_matches=240, final_share=0.0))
+    assert all(plan.phase == SWISS for plan in plans)
+    # Without a budget there is no share of it to keep: the same results, no final.
+    unbounded = plan_round(
+        list(truth), results, 99, 1, LadderSettings(top=3), matches_played=len(results) * 2
+    )
+    assert unbounded.phase == SWISS
