@@ -54,6 +54,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from tournaments.stats.ladder import (
+    FINAL,
     FieldState,
     LadderSettings,
     PairOutcome,
@@ -68,6 +69,7 @@ TOP = 10
 SPREAD = 200.0
 #: κ measured by benchmarks/duplicate_pairs.py on close pairings (docs/benchmarks.md).
 DEFAULT_KAPPA = 0.68
+DEFAULT_FINAL_SHARE = LadderSettings().final_share
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +135,8 @@ class Run:
     outcomes: list[PairOutcome]
     fit: RatingFit
     certified: bool | None = None
+    #: A ladder's matches played when its final began (None: it never did).
+    final_from: int | None = None
 
 
 def results_fit(
@@ -167,19 +171,25 @@ def run_ladder(
     kappa: float,
     rng: np.random.Generator,
     top: int | None = TOP,
+    final_share: float = DEFAULT_FINAL_SHARE,
 ) -> Run:
     size = len(field.names)
-    settings = LadderSettings(top=top, max_matches=int(share * size * (size - 1)))
+    settings = LadderSettings(
+        top=top, max_matches=int(share * size * (size - 1)), final_share=final_share
+    )
     position = {name: index for index, name in enumerate(field.names)}
     outcomes: list[PairOutcome] = []
     round_number = 0
+    final_from = None
     while True:
         round_number += 1
         plan = plan_round(
             field.names, outcomes, round_number, seed, settings, matches_played=2 * len(outcomes)
         )
+        if plan.phase == FINAL and final_from is None:
+            final_from = 2 * len(outcomes)
         if plan.stop:
-            return Run(outcomes, plan.fit, plan.certification.certified)
+            return Run(outcomes, plan.fit, plan.certification.certified, final_from)
         pairs = [(position[a], position[b]) for a, b in plan.pairs]
         outcomes.extend(record(field, pairs, round_number, kappa, rng))
 
@@ -323,6 +333,8 @@ def metrics(field: Field, run: Run) -> dict[str, float]:
         "games_median": float(statistics.median(games)),
         "games_max": float(games[-1]),
         "certified": float(bool(run.certified)),
+        # The share of the round robin played when a ladder's final began (-1: it did not).
+        "final_from": -1.0 if run.final_from is None else run.final_from / (size * (size - 1)),
     }
 
 
@@ -361,6 +373,7 @@ class Task:
     share: float
     kappa: float
     methods: tuple[str, ...]
+    final_share: float = DEFAULT_FINAL_SHARE
 
 
 def run_seed(task: Task) -> tuple[Task, dict[str, dict[str, float]]]:
@@ -370,7 +383,9 @@ def run_seed(task: Task) -> tuple[Task, dict[str, dict[str, float]]]:
     figures: dict[str, dict[str, float]] = {}
     budget = None
     if "top" in task.methods:
-        ladder = run_ladder(field, task.share, task.seed, task.kappa, rng)
+        ladder = run_ladder(
+            field, task.share, task.seed, task.kappa, rng, final_share=task.final_share
+        )
         figures["ladder, top 10"] = metrics(field, ladder)
         budget = len(ladder.outcomes)
     if "whole" in task.methods:
@@ -391,7 +406,7 @@ def run_seed(task: Task) -> tuple[Task, dict[str, dict[str, float]]]:
 
 def summarise(paths: Sequence[Path]) -> None:
     """The tables of per-seed files: each variant's seeds (and the settings they ran with)."""
-    seen: dict[tuple[str, int, int, float, float], dict[str, dict[str, float]]] = {}
+    seen: dict[tuple[str, int, int, float, float, float], dict[str, dict[str, float]]] = {}
     for path in paths:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if not line.strip():
@@ -404,23 +419,25 @@ def summarise(paths: Sequence[Path]) -> None:
                     entry["seed"],
                     entry["share"],
                     entry["kappa"],
+                    # Lines written before the setting existed: the ladder without it.
+                    entry.get("final_share", 0.0),
                 )
                 seen[key] = {**seen.get(key, {}), **entry["figures"]}
             except (ValueError, KeyError, TypeError) as error:
                 raise SystemExit(f"{path}:{number}: not a per-seed line ({error})") from None
-    groups: dict[tuple[str, int, float, float], dict[str, list[dict[str, float]]]] = {}
-    seeds: dict[tuple[str, int, float, float], list[int]] = {}
-    for (variant, size, seed, share, kappa), figures in sorted(seen.items()):
-        group = (variant, size, share, kappa)
+    groups: dict[tuple[str, int, float, float, float], dict[str, list[dict[str, float]]]] = {}
+    seeds: dict[tuple[str, int, float, float, float], list[int]] = {}
+    for (variant, size, seed, share, kappa, final_share), figures in sorted(seen.items()):
+        group = (variant, size, share, kappa, final_share)
         seeds.setdefault(group, []).append(seed)
         for method, values in figures.items():
             groups.setdefault(group, {}).setdefault(method, []).append(values)
     for group, rows in groups.items():
-        variant, size, share, kappa = group
+        variant, size, share, kappa, final_share = group
         numbers = seeds[group]
         print(
             f"\n{variant}: {size} bots, {len(numbers)} seeds ({min(numbers)} to "
-            f"{max(numbers)}), κ = {kappa}, ladder budget {share:.1%}"
+            f"{max(numbers)}), κ = {kappa}, ladder budget {share:.1%}, final_share {final_share}"
         )
         print_table(rows)
 
@@ -467,6 +484,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (seeds)")
     parser.add_argument("--pairing-size", type=int, default=10_000)
     parser.add_argument(
+        "--final-share",
+        type=float,
+        default=DEFAULT_FINAL_SHARE,
+        help="the top-10 ladder's final_share (the share of its budget kept for the final)",
+    )
+    parser.add_argument(
         "--per-seed", type=Path, help="append each seed's figures to this JSON-lines file"
     )
     parser.add_argument(
@@ -488,6 +511,7 @@ def main() -> None:
                 arguments.share,
                 arguments.kappa,
                 tuple(arguments.methods),
+                arguments.final_share,
             )
             for seed in seeds
         ]
@@ -504,6 +528,7 @@ def main() -> None:
                         "seed": task.seed,
                         "share": task.share,
                         "kappa": task.kappa,
+                        "final_share": task.final_share,
                         "figures": figures,
                     }
                     with arguments.per_seed.open("a") as log:
