@@ -3,7 +3,8 @@
 Bot ``i`` of the field plays a random legal action with probability ``p_i`` and otherwise
 as ``greedy`` (the bundled ``sparring`` bot, ``AEGIS_SPARRING_RANDOM``), so the true order
 of the field is the order of ``p``: the ``--top`` strongest are spaced ``--top-step`` apart
-from ``p = 0``, and the rest spread evenly from ``--rest-from`` to 1. The ladder
+from ``p = 0`` (or at ``--top-chances``), and the rest spread evenly from ``--rest-from`` to 1.
+The ladder
 (``format: ladder``, ``top: K``, ``max_matches`` = ``--share`` of a round robin's matches)
 is played by ``aegis-ref tournament`` as any tournament is: real bot processes, sandboxed
 where this machine can, ``--concurrency`` workers. Reports whether the standings' top K is
@@ -14,6 +15,7 @@ beside the round robin's estimated from its match count and this run's mean matc
 
     nice python benchmarks/ladder_field.py [--bots 64] [--top 5] [--share 0.15]
                                            [--concurrency 2] [--output DIR]
+                                           [--seed N] [--final-share F]
 """
 
 from __future__ import annotations
@@ -34,12 +36,24 @@ from tournaments.store.database import open_store, stored_matches
 AEGIS_REF = Path(sys.executable).parent / "aegis-ref"
 
 
-def strengths(bots: int, top: int, top_step: float, rest_from: float) -> list[float]:
-    """Each bot's chance of a random action, strongest first."""
-    best = [index * top_step for index in range(top)]
+def strengths(
+    bots: int, top: int, top_step: float, rest_from: float, best: list[float] | None = None
+) -> list[float]:
+    """Each bot's chance of a random action, strongest first (``best``: the top's own)."""
+    best = best or [index * top_step for index in range(top)]
     rest = bots - top
     spread = [rest_from + (1 - rest_from) * index / max(1, rest - 1) for index in range(rest)]
     return best + spread
+
+
+def best_chances(arguments: argparse.Namespace) -> list[float] | None:
+    """``--top-chances`` as numbers, one for each of the top (None when not given)."""
+    if not arguments.top_chances:
+        return None
+    best = [float(part) for part in arguments.top_chances.split(",")]
+    if len(best) != arguments.top:
+        sys.exit(f"--top-chances has {len(best)} numbers for a top of {arguments.top}")
+    return best
 
 
 def write_config(folder: Path, arguments: argparse.Namespace, chances: list[float]) -> Path:
@@ -61,6 +75,7 @@ def write_config(folder: Path, arguments: argparse.Namespace, chances: list[floa
         "ladder": {
             "top": arguments.top,
             "max_matches": int(arguments.share * field * (field - 1)),
+            **({} if arguments.final_share is None else {"final_share": arguments.final_share}),
         },
         "rules": {"target_score": arguments.target_score},
         "concurrency": arguments.concurrency,
@@ -77,16 +92,26 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=64)
     parser.add_argument("--top", type=int, default=5)
     parser.add_argument("--top-step", type=float, default=0.1)
+    parser.add_argument("--top-chances", help="the top's chances instead, e.g. 0,0.15,0.3")
     parser.add_argument("--rest-from", type=float, default=0.6)
     parser.add_argument("--share", type=float, default=0.15, help="budget, of a round robin")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--target-score", type=int, default=25)
     parser.add_argument("--seed", type=int, default=2**40 + 64)
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument(
+        "--final-share", type=float, default=None, help="final_share (default: the ladder's own)"
+    )
     arguments = parser.parse_args()
     folder = arguments.output or Path(tempfile.mkdtemp(prefix="ladder-field-"))
     folder.mkdir(parents=True, exist_ok=True)
-    chances = strengths(arguments.bots, arguments.top, arguments.top_step, arguments.rest_from)
+    chances = strengths(
+        arguments.bots,
+        arguments.top,
+        arguments.top_step,
+        arguments.rest_from,
+        best_chances(arguments),
+    )
     config = write_config(folder, arguments, chances)
     output = folder / "results"
     started = time.monotonic()

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+from pathlib import Path
 
-from benchmarks.large_field import VARIANTS, Task, run_seed
+import pytest
+
+from benchmarks.large_field import VARIANTS, Task, run_seed, summarise
 
 METHODS = ("top", "whole", "random", "swiss", "neighbours")
 
 
 def test_a_seed_gives_the_same_figures_in_a_worker_process() -> None:
     task = Task("planted", seed=3, size=30, share=0.3, kappa=0.68, methods=METHODS)
-    here = run_seed(task)
+    echoed, here = run_seed(task)
+    assert echoed == task
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        assert pool.map(run_seed, [task]) == [here]
+        assert pool.map(run_seed, [task]) == [(task, here)]
     assert set(here) == {
         "ladder, top 10",
         "ladder, whole field",
@@ -31,7 +36,33 @@ def test_a_seed_gives_the_same_figures_in_a_worker_process() -> None:
 
 def test_every_variant_runs() -> None:
     for variant in VARIANTS:
-        figures = run_seed(
+        _, figures = run_seed(
             Task(variant, seed=1, size=24, share=0.15, kappa=0.68, methods=("whole",))
         )
         assert figures["ladder, whole field"]["tau"] > 0.3
+
+
+def test_per_seed_lines_are_summarised_by_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = []
+    for seed in (1, 2):
+        task, figures = run_seed(
+            Task("planted", seed=seed, size=24, share=0.15, kappa=0.68, methods=("top",))
+        )
+        entry = {"variant": task.variant, "size": 24, "seed": seed, "share": 0.15}
+        lines.append({**entry, "kappa": 0.68, "final_share": 0.3, "figures": figures})
+    # A line written before final_share existed, the same seed twice across files.
+    older = {key: value for key, value in lines[0].items() if key != "final_share"}
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    second.write_text(json.dumps(lines[1]) + "\n" + json.dumps(older) + "\n")
+    summarise([first, second])
+    printed = capsys.readouterr().out
+    assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.3" in printed
+    assert "24 bots, 1 seeds (1 to 1), κ = 0.68, ladder budget 15.0%, final_share 0.0" in printed
+    assert printed.count("| ladder, top 10 |") == 2
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"variant": "planted"}\n')
+    with pytest.raises(SystemExit, match=r"broken.jsonl:1: not a per-seed line"):
+        summarise([broken])

@@ -1,0 +1,32 @@
+"""The simulated sparring field: its Elo curve, its references and its ladder runs."""
+
+from __future__ import annotations
+
+import itertools
+
+from benchmarks.ladder_field import strengths
+from benchmarks.ladder_field_sim import CURVE, Task, elo_of, run
+
+
+def test_a_larger_share_of_random_actions_is_never_stronger() -> None:
+    shares = [share for share, _ in CURVE]
+    assert shares == sorted(shares)
+    assert shares[0] == 0.0
+    assert shares[-1] == 1.0
+    elos = [elo_of(index / 100) for index in range(101)]
+    assert all(later <= earlier for earlier, later in itertools.pairwise(elos))
+    assert elo_of(0.05) == (elo_of(0.0) + elo_of(0.1)) / 2
+
+
+def test_the_references_and_the_ladder_on_a_small_field() -> None:
+    chances = tuple(strengths(16, 3, 0.3, 0.8))
+    references = run(Task(chances, top=3, share=0.3, kappa=0.68, seed=1, final_share=None))
+    assert set(references) == {"uniform random pairs", "oracle: round robins of the true top 5"}
+    # Three bots 200 Elo and more apart, all played against each other: found in order.
+    assert references["oracle: round robins of the true top 5"][:2] == (True, True)
+    task = Task(chances, top=3, share=0.3, kappa=0.68, seed=1, final_share=0.3)
+    ladder = run(task)
+    assert list(ladder) == ["ladder, final_share 0.3"]
+    assert run(task) == ladder  # the seed decides everything
+    in_order, same_set, _ = ladder["ladder, final_share 0.3"]
+    assert same_set or not in_order
