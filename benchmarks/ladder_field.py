@@ -46,6 +46,27 @@ def strengths(
     return best + spread
 
 
+def add_field_arguments(parser: argparse.ArgumentParser) -> None:
+    """The field's options: its size, its top, the strengths and the budget."""
+    parser.add_argument("--bots", type=int, default=64)
+    parser.add_argument("--top", type=int, default=5)
+    parser.add_argument("--top-step", type=float, default=0.1)
+    parser.add_argument("--top-chances", help="the top's chances instead, e.g. 0,0.15,0.3")
+    parser.add_argument("--rest-from", type=float, default=0.6)
+    parser.add_argument("--share", type=float, default=0.15, help="budget, of a round robin")
+
+
+def field_chances(arguments: argparse.Namespace) -> list[float]:
+    """The field of the options of :func:`add_field_arguments`."""
+    return strengths(
+        arguments.bots,
+        arguments.top,
+        arguments.top_step,
+        arguments.rest_from,
+        best_chances(arguments),
+    )
+
+
 def best_chances(arguments: argparse.Namespace) -> list[float] | None:
     """``--top-chances`` as numbers, one for each of the top (None when not given)."""
     if not arguments.top_chances:
@@ -89,12 +110,7 @@ def write_config(folder: Path, arguments: argparse.Namespace, chances: list[floa
 def main() -> None:
     """Play the ladder and report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", type=int, default=64)
-    parser.add_argument("--top", type=int, default=5)
-    parser.add_argument("--top-step", type=float, default=0.1)
-    parser.add_argument("--top-chances", help="the top's chances instead, e.g. 0,0.15,0.3")
-    parser.add_argument("--rest-from", type=float, default=0.6)
-    parser.add_argument("--share", type=float, default=0.15, help="budget, of a round robin")
+    add_field_arguments(parser)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--target-score", type=int, default=25)
     parser.add_argument("--seed", type=int, default=2**40 + 64)
@@ -105,13 +121,7 @@ def main() -> None:
     arguments = parser.parse_args()
     folder = arguments.output or Path(tempfile.mkdtemp(prefix="ladder-field-"))
     folder.mkdir(parents=True, exist_ok=True)
-    chances = strengths(
-        arguments.bots,
-        arguments.top,
-        arguments.top_step,
-        arguments.rest_from,
-        best_chances(arguments),
-    )
+    chances = field_chances(arguments)
     config = write_config(folder, arguments, chances)
     output = folder / "results"
     started = time.monotonic()

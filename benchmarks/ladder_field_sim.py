@@ -31,7 +31,7 @@ import numpy as np
 import yaml
 
 try:  # imported by the tests, from the project's root
-    from benchmarks.ladder_field import AEGIS_REF, best_chances, strengths
+    from benchmarks.ladder_field import AEGIS_REF, add_field_arguments, field_chances
     from benchmarks.large_field import (
         DEFAULT_KAPPA,
         Field,
@@ -41,7 +41,7 @@ try:  # imported by the tests, from the project's root
         run_random,
     )
 except ModuleNotFoundError:  # run as a script: its own folder comes first on the path
-    from ladder_field import AEGIS_REF, best_chances, strengths
+    from ladder_field import AEGIS_REF, add_field_arguments, field_chances
     from large_field import DEFAULT_KAPPA, Field, record, results_fit, run_ladder, run_random
 
 from tournaments.config.ladder import default_finalists
@@ -167,12 +167,7 @@ def measure(chances: list[float], matches_per_pair: int, seed: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", type=int, default=64)
-    parser.add_argument("--top", type=int, default=5)
-    parser.add_argument("--top-step", type=float, default=0.1)
-    parser.add_argument("--top-chances", help="the top's chances instead, e.g. 0,0.15,0.3")
-    parser.add_argument("--rest-from", type=float, default=0.6)
-    parser.add_argument("--share", type=float, default=0.15, help="budget, of a round robin")
+    add_field_arguments(parser)
     parser.add_argument("--kappa", type=float, default=DEFAULT_KAPPA)
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--final-shares", type=float, nargs="+", default=[0.0, 0.3])
@@ -185,15 +180,7 @@ def main() -> None:
         shares = [float(part) for part in arguments.measure.split(",")]
         measure(shares, arguments.matches_per_pair, arguments.seed)
         return
-    chances = tuple(
-        strengths(
-            arguments.bots,
-            arguments.top,
-            arguments.top_step,
-            arguments.rest_from,
-            best_chances(arguments),
-        )
-    )
+    chances = tuple(field_chances(arguments))
     elos = [round(elo_of(chance) - elo_of(chances[0])) for chance in chances]
     print(
         f"{arguments.bots} bots, top {arguments.top}, budget {arguments.share:.0%} of the "
