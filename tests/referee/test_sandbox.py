@@ -388,18 +388,23 @@ def test_a_spinner_does_not_slow_its_opponent_while_frozen(
     # The medians of the opponent's times are what this compares, not a deadline: a long one
     # keeps a busy machine's stall of a few seconds from ending the match.
     wall = replace(CONTROL, clock=Clock.WALL, decision_ms=30_000)
-    baseline, _ = play(tmp_path / "idle", hostile("remember"), sandboxed, burner, wall)
-    spun, found = play(tmp_path / "spin", hostile("spinner"), sandboxed, burner, wall)
-    assert found["started"] == "4"
-    clean(baseline)
-    clean(spun)
-    ratio = statistics.median(_victim_times(spun, 1)) / statistics.median(
-        _victim_times(baseline, 1)
-    )
-    if sandboxed:
-        assert ratio < 1.4, ratio
-    else:
-        assert ratio > 1.5, ratio
+    # Other work on a busy machine can land on this CPU during one match of the two and not
+    # the other; a freezer that fails (or a wall clock that freezes) fails every attempt.
+    ratios = []
+    for attempt in range(3):
+        folder = tmp_path / str(attempt)
+        baseline, _ = play(folder / "idle", hostile("remember"), sandboxed, burner, wall)
+        spun, found = play(folder / "spin", hostile("spinner"), sandboxed, burner, wall)
+        assert found["started"] == "4"
+        clean(baseline)
+        clean(spun)
+        ratio = statistics.median(_victim_times(spun, 1)) / statistics.median(
+            _victim_times(baseline, 1)
+        )
+        ratios.append(ratio)
+        if (ratio < 1.4) if sandboxed else (ratio > 1.5):
+            return
+    pytest.fail(f"the opponent's median time, spinner over idle bot, in each attempt: {ratios}")
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
