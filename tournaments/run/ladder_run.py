@@ -249,15 +249,13 @@ class Ladder:
         first = number
         while first - 1 in self.played_fields and self.played_fields[first - 1] == tuple(bots):
             first -= 1
-        settings = settings_for_field(self.settings, len(bots))
-        if settings.rounds is not None:
-            settings = replace(settings, rounds=settings.rounds + first - 1)
         spent = sum(self.played_matches[earlier] for earlier in range(first, number))
         return plan_round(
             bots,
             self.results,
             number,
             derive_seed(self.master_seed, "ladder"),
-            settings,
+            settings_for_field(self.settings, len(bots)),
             matches_played=spent,
+            rounds_played=number - first,
         )

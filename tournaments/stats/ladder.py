@@ -415,14 +415,14 @@ def swiss_pairs(
     return pairs, byes
 
 
-def _budget_spent(settings: LadderSettings, round_number: int, matches_played: int) -> float:
-    """The share of the budget (the larger of the matches' and the rounds') spent before
-    round ``round_number``; 0 without a budget."""
+def _budget_spent(settings: LadderSettings, rounds_played: int, matches_played: int) -> float:
+    """The share of the budget spent (the larger of the matches' and the rounds'); 0
+    without a budget."""
     spent = 0.0
     if settings.max_matches:
         spent = max(spent, matches_played / settings.max_matches)
     if settings.rounds:
-        spent = max(spent, (round_number - 1) / settings.rounds)
+        spent = max(spent, rounds_played / settings.rounds)
     return spent
 
 
@@ -434,9 +434,14 @@ def plan_round(
     settings: LadderSettings,
     *,
     matches_played: int,
+    rounds_played: int | None = None,
 ) -> RoundPlan:
     """Plan round ``round_number`` (from 1) of a ladder of ``bots`` from the earlier
-    ``results`` (see the module's description of the policy)."""
+    ``results`` (see the module's description of the policy). The budget is what
+    ``matches_played`` and ``rounds_played`` (default: every round before this one) have
+    spent of the settings' ``max_matches`` and ``rounds``."""
+    if rounds_played is None:
+        rounds_played = round_number - 1
     fit, state = _fit_field(bots, results, settings)
     rng = random.Random(derive_seed(seed, "ladder", round_number))
     size = len(bots)
@@ -454,7 +459,7 @@ def plan_round(
         finalists is not None
         and len(contenders) > finalists
         and settings.final_share > 0
-        and _budget_spent(settings, round_number, matches_played) >= 1 - settings.final_share
+        and _budget_spent(settings, rounds_played, matches_played) >= 1 - settings.final_share
     ):
         # The budget kept for the final: the best contenders go to it, the others leave.
         contenders = sorted(sorted(contenders, key=lambda p: -float(state.elo[p]))[:finalists])
@@ -471,7 +476,7 @@ def plan_round(
     }
     resting = tuple(name for name in bots if status[name] == OUT)
     budget = math.inf if settings.max_matches is None else settings.max_matches - matches_played
-    over = settings.rounds is not None and round_number > settings.rounds
+    over = settings.rounds is not None and rounds_played >= settings.rounds
     pairs: list[tuple[int, int]] = []
     byes: list[int] = []
     if not certification.certified and not over and budget >= 2:

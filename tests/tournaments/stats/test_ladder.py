@@ -413,3 +413,21 @@ def test_the_final_starts_when_only_the_final_share_of_the_budget_is_left() -> N
         list(truth), results, 99, 1, LadderSettings(top=3), matches_played=len(results) * 2
     )
     assert unbounded.phase == SWISS
+
+
+def test_the_round_budget_counts_the_rounds_played_as_given() -> None:
+    """A league's field that changed at round 22 counts its budget from there: round 25 is
+    its fourth, the final starts at its eighth (70 % of 10 rounds), it stops after the tenth."""
+    bots = names(10)
+    settings = LadderSettings(top=2, rounds=10, final_share=0.3)
+
+    def plan(rounds_played: int | None) -> RoundPlan:
+        return plan_round(bots, [], 25, 1, settings, matches_played=0, rounds_played=rounds_played)
+
+    assert plan(3).phase == SWISS
+    assert not plan(3).stop
+    forced = plan(7)
+    assert forced.phase == FINAL
+    assert sum(status == FINALIST for status in forced.status.values()) == 4
+    assert plan(10).stop
+    assert plan(None).stop  # by default every round before this one was the field's
