@@ -101,7 +101,15 @@ def one_league(
             current = [*field.names[1:]]
             first_of_field = round_number
         spent = 2 * sum(1 for outcome in outcomes if outcome.round >= first_of_field)
-        plan = plan_round(current, outcomes, round_number, seed, settings, matches_played=spent)
+        plan = plan_round(
+            current,
+            outcomes,
+            round_number,
+            seed,
+            settings,
+            matches_played=spent,
+            rounds_played=round_number - first_of_field,
+        )
         if round_number > history:
             pairs_played = sum(newcomer in (o.first, o.second) for o in outcomes)
             by_pair, wider = _half_widths(plan, newcomer)

@@ -25,7 +25,10 @@ Metrics per run: the matches as a share of the round robin (a duplicate pair for
 bots: n (n - 1) matches), the top 10 set and order found, Elo RMSE (both centred), Kendall's
 τ, the share of 95 % intervals that hold the truth and the slope of fitted on true Elo (also
 for the fit without the small-sample corrections), pairs per bot (min / median / max);
-and the time to pair one swiss round of 10,000 bots.
+and the time to pair one swiss round of 10,000 bots. The per-seed lines (``--per-seed``)
+also hold ``final_from``: the share of the round robin played when a ladder's final began
+(-1: it did not), which tells whether ``--final-share`` (the top-10 ladder's
+``final_share``) started it or the race did.
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/large_field.py --size 1000 \\
         --share 0.03 --seeds 1 --variants planted --jobs 2 [--per-seed FILE]
@@ -186,7 +189,7 @@ def run_ladder(
         plan = plan_round(
             field.names, outcomes, round_number, seed, settings, matches_played=2 * len(outcomes)
         )
-        if plan.phase == FINAL and final_from is None:
+        if plan.phase == FINAL and plan.pairs and final_from is None:
             final_from = 2 * len(outcomes)
         if plan.stop:
             return Run(outcomes, plan.fit, plan.certification.certified, final_from)
@@ -451,7 +454,9 @@ def print_table(rows: dict[str, list[dict[str, float]]]) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for method, runs in rows.items():
-        mean = {key: statistics.fmean(run[key] for run in runs) for key in runs[0]}
+        # Lines of older versions of this script may lack a figure: the common ones.
+        keys = set(runs[0]).intersection(*runs)
+        mean = {key: statistics.fmean(run[key] for run in runs) for key in keys}
         count = len(runs)
         certified = (
             f"{round(mean['certified'] * count)}/{count}" if method.startswith("ladder") else "-"

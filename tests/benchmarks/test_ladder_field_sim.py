@@ -21,12 +21,18 @@ def test_a_larger_share_of_random_actions_is_never_stronger() -> None:
 def test_the_references_and_the_ladder_on_a_small_field() -> None:
     chances = tuple(strengths(16, 3, 0.3, 0.8))
     references = run(Task(chances, top=3, share=0.3, kappa=0.68, seed=1, final_share=None))
-    assert set(references) == {"uniform random pairs", "oracle: round robins of the true top 5"}
+    assert set(references) == {
+        "uniform random pairs",
+        "oracle: round robins of the true top 5",
+        "oracle: neighbours in the true top 5",
+    }
     # Three bots 200 Elo and more apart, all played against each other: found in order.
     assert references["oracle: round robins of the true top 5"][:2] == (True, True)
-    task = Task(chances, top=3, share=0.3, kappa=0.68, seed=1, final_share=0.3)
+    assert references["oracle: neighbours in the true top 5"][:2] == (True, True)
+    # A budget of a round robin's matches: the three strongest (255 Elo apart, the third 105
+    # clear of the rest) are found in order in 8 of seeds 1 to 10, seed 1 among them.
+    task = Task(chances, top=3, share=1.0, kappa=0.68, seed=1, final_share=0.3)
     ladder = run(task)
     assert list(ladder) == ["ladder, final_share 0.3"]
     assert run(task) == ladder  # the seed decides everything
-    in_order, same_set, _ = ladder["ladder, final_share 0.3"]
-    assert same_set or not in_order
+    assert ladder["ladder, final_share 0.3"][:2] == (True, True)

@@ -52,15 +52,22 @@ def test_per_seed_lines_are_summarised_by_setting(
         )
         entry = {"variant": task.variant, "size": 24, "seed": seed, "share": 0.15}
         lines.append({**entry, "kappa": 0.68, "final_share": 0.3, "figures": figures})
-    # A line written before final_share existed, the same seed twice across files.
-    older = {key: value for key, value in lines[0].items() if key != "final_share"}
+    # A line written before final_share existed (nor final_from), grouped with a line of
+    # final_share 0: the table takes the figures both have.
+    older = {key: value for key, value in lines[1].items() if key != "final_share"}
+    older["figures"] = {
+        method: {key: value for key, value in figures.items() if key != "final_from"}
+        for method, figures in older["figures"].items()
+    }
+    zero = {**lines[0], "final_share": 0.0}
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text("".join(json.dumps(line) + "\n" for line in lines))
     second.write_text(json.dumps(lines[1]) + "\n" + json.dumps(older) + "\n")
+    second.write_text(second.read_text() + json.dumps(zero) + "\n")
     summarise([first, second])
     printed = capsys.readouterr().out
     assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.3" in printed
-    assert "24 bots, 1 seeds (1 to 1), κ = 0.68, ladder budget 15.0%, final_share 0.0" in printed
+    assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.0" in printed
     assert printed.count("| ladder, top 10 |") == 2
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"variant": "planted"}\n')

@@ -1,7 +1,8 @@
 """A ladder played through the store: rounds planned from stored results, one at a time.
 
 The planner (:func:`tournaments.stats.ladder.plan_round`) is a pure function of the bots, the
-results of the rounds before and the seed; this module feeds it from the store and turns
+results of the rounds before, the seed and the budget spent (the matches and rounds played
+since the field's last change); this module feeds it from the store and turns
 its plans into scheduled matches:
 
 - round ``r``'s pairs each play a duplicate pair: both seat orders, with the round's seed

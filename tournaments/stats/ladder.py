@@ -29,9 +29,10 @@ says who meets in the next one:
   distance.
 - **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
   with the best bots out of the race), or once all but ``final_share`` of the budget is
-  spent (then the ``finalists`` best contenders by rating, in each round's fit, play on and
-  the others rest: with a small field and budget the race alone narrows the field too late
-  to leave the leaders games enough to be ordered), each round plays one pair between every two of
+  spent (then the ``finalists`` best contenders of each round's fit play on and the others
+  rest, so that one of them comes back if a later fit ranks it among the best: with a small
+  field and budget the race alone narrows the field too late to leave the leaders games
+  enough to be ordered), each round plays one pair between every two of
   them of which at least one has a comparison that the certification still has open (a
   round robin of them if none has): two finalists whose places are both decided have
   nothing left to learn from each other.
@@ -45,7 +46,8 @@ says who meets in the next one:
   (budget spent, certified) says ``stop``.
 
 A round depends only on the bots, the results of earlier rounds (in any order), the seed,
-the round number and the settings, so a resumed or distributed run plans the same rounds.
+the round number, the settings and the budget spent so far (``matches_played``,
+``rounds_played``), so a resumed or distributed run plans the same rounds.
 """
 
 from __future__ import annotations
@@ -454,14 +456,21 @@ def plan_round(
     )
     contenders = [position for position in range(size) if not out[position]]
     finalists = None if top is None else settings.finalists or default_finalists(top, size)
+    budget = math.inf if settings.max_matches is None else settings.max_matches - matches_played
+    over = settings.rounds is not None and rounds_played >= settings.rounds
+    spent = _budget_spent(settings, rounds_played, matches_played)
     phase = SWISS
     if (
         finalists is not None
         and len(contenders) > finalists
         and settings.final_share > 0
-        and _budget_spent(settings, rounds_played, matches_played) >= 1 - settings.final_share
+        and not over
+        and budget >= 2
+        # 1e-9: a share such as 0.7 of 10 rounds is 3 rounds, not 3.0000000000000004.
+        and spent >= 1 - settings.final_share - 1e-9
     ):
-        # The budget kept for the final: the best contenders go to it, the others leave.
+        # The budget kept for the final: the best contenders of this round's fit play it,
+        # the others rest (one may come back if a later fit ranks it among the best).
         contenders = sorted(sorted(contenders, key=lambda p: -float(state.elo[p]))[:finalists])
     if top is not None and finalists is not None and len(contenders) <= finalists:
         phase = FINAL
@@ -475,8 +484,6 @@ def plan_round(
         for position, name in enumerate(bots)
     }
     resting = tuple(name for name in bots if status[name] == OUT)
-    budget = math.inf if settings.max_matches is None else settings.max_matches - matches_played
-    over = settings.rounds is not None and rounds_played >= settings.rounds
     pairs: list[tuple[int, int]] = []
     byes: list[int] = []
     if not certification.certified and not over and budget >= 2:

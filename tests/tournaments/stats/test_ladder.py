@@ -385,7 +385,7 @@ def test_the_final_plays_the_finalists_whose_place_is_open() -> None:
 
 def test_the_final_starts_when_only_the_final_share_of_the_budget_is_left() -> None:
     """A field the race cannot narrow in time (24 bots 20 Elo apart, top 3, 240 matches):
-    once 60 % is spent, the final starts with the best five contenders of that round's fit
+    once 60 % is spent, the final starts with the best five bots of that round's fit
     (``finalists`` by default: 3 and a margin of 2) and only they play; with
     ``final_share: 0`` the same field is still in its swiss rounds when the budget ends."""
     truth = {name: 20.0 * index for index, name in enumerate(names(24))}
@@ -426,8 +426,13 @@ def test_the_round_budget_counts_the_rounds_played_as_given() -> None:
 
     assert plan(3).phase == SWISS
     assert not plan(3).stop
-    forced = plan(7)
+    assert plan(6).phase == SWISS  # 0.6 of the budget spent: the race goes on
+    forced = plan(7)  # 0.7 exactly (no rounding away of the boundary)
     assert forced.phase == FINAL
     assert sum(status == FINALIST for status in forced.status.values()) == 4
+    assert not plan(9).stop
+    assert plan(9).phase == FINAL
     assert plan(10).stop
+    # A plan that stops for the budget does not claim a final it never played.
+    assert plan(10).phase == SWISS
     assert plan(None).stop  # by default every round before this one was the field's
