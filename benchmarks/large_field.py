@@ -70,8 +70,9 @@ from tournaments.stats.ratings import RatingFit, fit_elo
 VARIANTS = ("planted", "clones", "heavy", "intransitive")
 TOP = 10
 SPREAD = 200.0
-#: κ measured by benchmarks/duplicate_pairs.py on close pairings (docs/benchmarks.md).
-DEFAULT_KAPPA = 0.68
+#: κ measured by benchmarks/duplicate_pairs.py on close pairings: 0.68 in 41 pairs, 0.75 in
+#: 240 more, 0.74 pooled (docs/benchmarks.md).
+DEFAULT_KAPPA = 0.74
 DEFAULT_FINAL_SHARE = LadderSettings().final_share
 
 
