@@ -77,17 +77,19 @@ def best_chances(arguments: argparse.Namespace) -> list[float] | None:
     return best
 
 
+def sparring_bot(name: str, chance: float) -> dict[str, Any]:
+    """A config's entry for a kept-alive ``sparring`` bot with this chance of a random action."""
+    return {
+        "name": name,
+        "command": "sparring",
+        "env": {"AEGIS_SPARRING_RANDOM": f"{chance:.4f}"},
+        "keep_alive": True,
+    }
+
+
 def write_config(folder: Path, arguments: argparse.Namespace, chances: list[float]) -> Path:
     """The ladder's config; bot names carry their rank in the true order."""
-    bots = [
-        {
-            "name": f"spar-{rank:03d}",
-            "command": "sparring",
-            "env": {"AEGIS_SPARRING_RANDOM": f"{chance:.4f}"},
-            "keep_alive": True,
-        }
-        for rank, chance in enumerate(chances, 1)
-    ]
+    bots = [sparring_bot(f"spar-{rank:03d}", chance) for rank, chance in enumerate(chances, 1)]
     field = len(chances)
     data: dict[str, Any] = {
         "name": "ladder-field",

@@ -33,7 +33,7 @@ import numpy as np
 import yaml
 
 try:  # imported by the tests, from the project's root
-    from benchmarks.ladder_field import AEGIS_REF, add_field_arguments, field_chances
+    from benchmarks.ladder_field import AEGIS_REF, add_field_arguments, field_chances, sparring_bot
     from benchmarks.large_field import (
         DEFAULT_KAPPA,
         Field,
@@ -43,7 +43,7 @@ try:  # imported by the tests, from the project's root
         run_random,
     )
 except ModuleNotFoundError:  # run as a script: its own folder comes first on the path
-    from ladder_field import AEGIS_REF, add_field_arguments, field_chances
+    from ladder_field import AEGIS_REF, add_field_arguments, field_chances, sparring_bot
     from large_field import DEFAULT_KAPPA, Field, record, results_fit, run_ladder, run_random
 
 from tournaments.config.ladder import default_finalists
@@ -142,18 +142,9 @@ def run(task: Task) -> dict[str, tuple[bool, bool, bool]]:
 def measure(chances: list[float], matches_per_pair: int, seed: int) -> None:
     """Play a round robin of sparring bots at these shares and print its standings."""
     folder = Path(tempfile.mkdtemp(prefix="sparring-curve-"))
-    bots = [
-        {
-            "name": f"p{chance:.3f}",
-            "command": "sparring",
-            "env": {"AEGIS_SPARRING_RANDOM": f"{chance:.4f}"},
-            "keep_alive": True,
-        }
-        for chance in chances
-    ]
     config = {
         "name": "sparring-curve",
-        "bots": bots,
+        "bots": [sparring_bot(f"p{chance:.3f}", chance) for chance in chances],
         "format": "round_robin",
         "matches_per_pair": matches_per_pair,
         "concurrency": 2,

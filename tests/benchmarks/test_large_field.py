@@ -62,8 +62,7 @@ def test_per_seed_lines_are_summarised_by_setting(
     zero = {**lines[0], "final_share": 0.0}
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    second.write_text(json.dumps(lines[1]) + "\n" + json.dumps(older) + "\n")
-    second.write_text(second.read_text() + json.dumps(zero) + "\n")
+    second.write_text("".join(json.dumps(line) + "\n" for line in (lines[1], older, zero)))
     summarise([first, second])
     printed = capsys.readouterr().out
     assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.3" in printed
