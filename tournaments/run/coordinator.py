@@ -666,10 +666,11 @@ def _open_ladder(
     return ladder
 
 
-def _ladder_display_total(setup: TournamentSetup, planned: int) -> int:
+def _ladder_display_total(setup: TournamentSetup, ladder: Ladder, planned: int) -> int:
     """The progress bar's total for a ladder, whose schedule grows round by round: its
     budget in matches; else its rounds of Swiss pairs (final rounds may have more); else,
-    as a scale, a round robin's matches."""
+    as a scale, a round robin's matches. The budget counts from the round the field last
+    changed (a league's), so the matches played before that come on top."""
     settings = setup.ladder or LadderSettings()
     field = len(setup.bots)
     budget = ladder_budget(settings)
@@ -677,7 +678,8 @@ def _ladder_display_total(setup: TournamentSetup, planned: int) -> int:
         budget = settings.rounds * 2 * (field // 2)
     if budget is None:
         budget = field * (field - 1)
-    return max(budget, planned)
+    before = ladder.matches_played - ladder.field_matches_played
+    return max(before + budget, planned)
 
 
 def _play_ladder(coordinator: _Coordinator, connection: sqlite3.Connection, ladder: Ladder) -> None:
@@ -703,20 +705,35 @@ def _play_ladder(coordinator: _Coordinator, connection: sqlite3.Connection, ladd
 
 def _round_line(plan: RoundPlan, ladder: Ladder) -> str:
     """A line for people on a round just planned."""
+    # The budget counts from the round the field last changed (a league's new bot or
+    # version): rounds and matches are told against it from there.
     budget = ladder_budget(ladder.settings)
-    spent = f"{ladder.matches_played}" + (f" of {budget}" if budget is not None else "")
+    first = ladder.field_first_round
+    since = f" since round {first}" if first > 1 else ""
+    spent = f"{ladder.field_matches_played}" + (f" of {budget}" if budget is not None else "")
     if plan.stop:
-        return f"Ladder finished after {plan.round_number - 1} round(s), {spent} matches: " + (
+        rounds_told = f"{plan.round_number - 1} round(s)" + (
+            f" ({plan.round_number - first} since the field changed in round {first})"
+            if first > 1
+            else ""
+        )
+        return f"Ladder finished after {rounds_told}, {spent} matches{since}: " + (
             plan.certification.text()
         )
     rounds = ladder.settings.rounds
+    of_rounds = f" of {rounds}" if rounds else ""
+    heading = (
+        f"Round {plan.round_number}{of_rounds} ({plan.phase})"
+        if first == 1
+        else f"Round {plan.round_number} ({plan.phase}; "
+        f"{plan.round_number - first + 1}{of_rounds} since the field changed in round {first})"
+    )
     byes = f", bye: {', '.join(plan.byes)}" if plan.byes else ""
     out = sum(status == "out" for status in plan.status.values())
     return (
-        f"Round {plan.round_number}{f' of {rounds}' if rounds else ''} ({plan.phase}): "
-        f"{len(plan.pairs)} pair(s){byes}"
+        f"{heading}: {len(plan.pairs)} pair(s){byes}"
         + (f", {out} bot(s) out of the race" if out else "")
-        + f"; {spent} matches played; {plan.certification.text()}"
+        + f"; {spent} matches played{since}; {plan.certification.text()}"
     )
 
 
@@ -884,7 +901,7 @@ def run_tournament(
                         )
                     display.start(
                         setup.name,
-                        total if ladder is None else _ladder_display_total(setup, total),
+                        total if ladder is None else _ladder_display_total(setup, ladder, total),
                         stored_before,
                         lambda: load_standings(connection),
                     )

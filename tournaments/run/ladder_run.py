@@ -136,6 +136,11 @@ class Ladder:
     #: The field and the matches of each complete round, as planned by this run.
     played_fields: dict[int, tuple[str, ...]] = field(default_factory=dict)
     played_matches: dict[int, int] = field(default_factory=dict)
+    #: The first round played with the current plan's field (1 unless a league's field
+    #: changed), from which the budget counts.
+    field_first_round: int = 1
+    #: Matches of the complete rounds since :attr:`field_first_round`: the budget spent.
+    field_matches_played: int = 0
 
     @property
     def settings(self) -> LadderSettings:
@@ -184,6 +189,7 @@ class Ladder:
         self.matches_played = 0
         self.played_fields.clear()
         self.played_matches.clear()
+        self.field_first_round, self.field_matches_played = 1, 0
         self.plan = None
         self._plan_next()
         while not self.finished and next(self.missing(), None) is None:
@@ -225,6 +231,7 @@ class Ladder:
                 plan = self._plan(bots, number)
         self.plan = plan
         self.plan_field = tuple(bots)
+        self.field_first_round, self.field_matches_played = self._field_start(bots, number)
         save_round(
             self.connection,
             StoredRound(
@@ -244,13 +251,18 @@ class Ladder:
             self.planned.extend(round_matches(plan, self.master_seed))
         return plan
 
-    def _plan(self, bots: Sequence[str], number: int) -> RoundPlan:
-        """Round ``number`` for the field ``bots``, from every result so far, with the
-        budget counted from the first round of this field."""
+    def _field_start(self, bots: Sequence[str], number: int) -> tuple[int, int]:
+        """The first of the rounds up to ``number`` played with the field ``bots``, and
+        the matches of those before ``number``."""
         first = number
         while first - 1 in self.played_fields and self.played_fields[first - 1] == tuple(bots):
             first -= 1
-        spent = sum(self.played_matches[earlier] for earlier in range(first, number))
+        return first, sum(self.played_matches[earlier] for earlier in range(first, number))
+
+    def _plan(self, bots: Sequence[str], number: int) -> RoundPlan:
+        """Round ``number`` for the field ``bots``, from every result so far, with the
+        budget counted from the first round of this field."""
+        first, spent = self._field_start(bots, number)
         return plan_round(
             bots,
             self.results,

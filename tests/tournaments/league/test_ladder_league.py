@@ -74,9 +74,20 @@ def test_a_ladder_league_places_each_new_version_without_playing_everyone(
         submitted = invoke("submit", folder, "--league", league)
         assert submitted.exit_code == 0, submitted.output
         assert f"Accepted alice {version}" in submitted.output  # built and checked by submit
-        _league_once(league)
+        output = _league_once(league)
         met, rounds = _opponents(league, f"alice@{version}")
         assert rounds == expected
+        # Rounds and matches told against the budget, which counts from the change.
+        first = min(expected)
+        assert (
+            f"Round {first + 1} (swiss; 2 of 2 since the field changed in round {first}): "
+            in output
+        ), output
+        assert (
+            f"Ladder finished after {first + 1} round(s) (2 since the field changed in "
+            f"round {first}), " in output
+        ), output
+        assert f" matches since round {first}: " in output, output
         assert 0 < len(met) < len(HOUSE)
         assert met <= HOUSE
     # What was played stays: the house's first rounds, alice 1.0's as its history.
