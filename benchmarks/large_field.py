@@ -69,6 +69,8 @@ from tournaments.stats.ratings import RatingFit, fit_elo
 
 VARIANTS = ("planted", "clones", "heavy", "intransitive")
 TOP = 10
+#: The top-10 ladder's name in the figures (the only method that uses ``final_share``).
+TOP_METHOD = f"ladder, top {TOP}"
 SPREAD = 200.0
 #: κ measured by benchmarks/duplicate_pairs.py on close pairings: 0.68 in 41 pairs, 0.75 in
 #: 240 more, 0.74 pooled (docs/benchmarks.md).
@@ -390,7 +392,7 @@ def run_seed(task: Task) -> tuple[Task, dict[str, dict[str, float]]]:
         ladder = run_ladder(
             field, task.share, task.seed, task.kappa, rng, final_share=task.final_share
         )
-        figures["ladder, top 10"] = metrics(field, ladder)
+        figures[TOP_METHOD] = metrics(field, ladder)
         budget = len(ladder.outcomes)
     if "whole" in task.methods:
         whole = run_ladder(field, task.share, task.seed, task.kappa, rng, top=None)
@@ -410,7 +412,8 @@ def run_seed(task: Task) -> tuple[Task, dict[str, dict[str, float]]]:
 
 def summarise(paths: Sequence[Path]) -> None:
     """The tables of per-seed files: each variant's seeds (and the settings they ran with)."""
-    seen: dict[tuple[str, int, int, float, float, float], dict[str, dict[str, float]]] = {}
+    seen: dict[tuple[str, int, int, float, float, float | None], dict[str, dict[str, float]]]
+    seen = {}
     for path in paths:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if not line.strip():
@@ -423,14 +426,16 @@ def summarise(paths: Sequence[Path]) -> None:
                     entry["seed"],
                     entry["share"],
                     entry["kappa"],
-                    # Lines written before the setting existed: the ladder without it.
-                    entry.get("final_share", 0.0),
+                    # Lines written before the setting existed: the ladder without it;
+                    # lines without the top-10 ladder: a setting nothing used.
+                    entry.get("final_share", 0.0) if TOP_METHOD in entry["figures"] else None,
                 )
                 seen[key] = {**seen.get(key, {}), **entry["figures"]}
             except (ValueError, KeyError, TypeError) as error:
                 raise SystemExit(f"{path}:{number}: not a per-seed line ({error})") from None
-    groups: dict[tuple[str, int, float, float, float], dict[str, list[dict[str, float]]]] = {}
-    seeds: dict[tuple[str, int, float, float, float], list[int]] = {}
+    groups: dict[tuple[str, int, float, float, float | None], dict[str, list[dict[str, float]]]]
+    groups = {}
+    seeds: dict[tuple[str, int, float, float, float | None], list[int]] = {}
     for (variant, size, seed, share, kappa, final_share), figures in sorted(seen.items()):
         group = (variant, size, share, kappa, final_share)
         seeds.setdefault(group, []).append(seed)
@@ -441,7 +446,8 @@ def summarise(paths: Sequence[Path]) -> None:
         numbers = seeds[group]
         print(
             f"\n{variant}: {size} bots, {len(numbers)} seeds ({min(numbers)} to "
-            f"{max(numbers)}), κ = {kappa}, ladder budget {share:.1%}, final_share {final_share}"
+            f"{max(numbers)}), κ = {kappa}, ladder budget {share:.1%}"
+            + ("" if final_share is None else f", final_share {final_share}")
         )
         print_table(rows)
 

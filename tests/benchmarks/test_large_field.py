@@ -60,14 +60,21 @@ def test_per_seed_lines_are_summarised_by_setting(
         for method, figures in older["figures"].items()
     }
     zero = {**lines[0], "final_share": 0.0}
+    # A whole-field line: final_share is written but nothing used it, so the heading omits it.
+    _, whole = run_seed(
+        Task("planted", seed=3, size=24, share=0.15, kappa=0.68, methods=("whole",))
+    )
+    whole_line = {**lines[0], "seed": 3, "figures": whole}
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    first.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    first.write_text("".join(json.dumps(line) + "\n" for line in (*lines, whole_line)))
     second.write_text("".join(json.dumps(line) + "\n" for line in (lines[1], older, zero)))
     summarise([first, second])
     printed = capsys.readouterr().out
     assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.3" in printed
     assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.0" in printed
     assert printed.count("| ladder, top 10 |") == 2
+    assert "24 bots, 1 seeds (3 to 3), κ = 0.68, ladder budget 15.0%\n" in printed
+    assert printed.count("| ladder, whole field |") == 1
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"variant": "planted"}\n')
     with pytest.raises(SystemExit, match=r"broken.jsonl:1: not a per-seed line"):
