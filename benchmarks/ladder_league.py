@@ -13,7 +13,8 @@ pair and by match, as the planner reads it) is within ±50 Elo, or ``--max-pairs
 pairs.
 
 Reported over ``--seeds`` seeds: the new version's duplicate pairs until ±50 (median, 90th
-percentile, most), its error then (fitted minus true, both against the field's mean); and,
+percentile, most), its error then (fitted minus true, both against the field's mean), its
+half width by pair once it has played 64 pairs (the target's budget); and,
 over every window of 10 consecutive rounds of every seed, the spread of games of the bots
 in play throughout the window (not out of the race, in the field all along): ``(most -
 least) / most``, whose target is at most 25 %.
@@ -31,15 +32,21 @@ import time
 from collections import Counter
 
 import numpy as np
-from large_field import DEFAULT_KAPPA, make_field, record
+
+try:  # imported by the tests, from the project's root
+    from benchmarks.large_field import DEFAULT_KAPPA, make_field, record
+except ModuleNotFoundError:  # run as a script: its own folder comes first on the path
+    from large_field import DEFAULT_KAPPA, make_field, record
 
 from tournaments.stats.ladder import OUT, LadderSettings, PairOutcome, RoundPlan, plan_round
 
 #: The window of rounds of the games-spread target, and the target.
 WINDOW = 10
 SPREAD_TARGET = 0.25
-#: The placement target: the new version's interval within this many Elo.
+#: The placement target: the new version's interval within this many Elo, after at most
+#: this many of its duplicate pairs (at the median).
 PLACED_ELO = 50.0
+PLACED_PAIRS = 64
 
 
 def _half_widths(plan: RoundPlan, name: str) -> tuple[float, float]:
@@ -80,9 +87,10 @@ def one_league(
     max_pairs: int,
     kappa: float,
     settings: LadderSettings,
-) -> tuple[int | None, int | None, float | None, list[float]]:
+) -> tuple[int | None, int | None, float | None, float | None, list[float]]:
     """One seed: the new version's pairs until ±50 by pair and by the wider interval, its
-    error then, and the games spreads of every window."""
+    error then, its half width by pair after :data:`PLACED_PAIRS` pairs (None if it did not
+    play that many), and the games spreads of every window."""
     rng = np.random.default_rng(seed)
     field = make_field("normal", bots + 1, rng)  # the last one is the new version
     position = {name: index for index, name in enumerate(field.names)}
@@ -94,6 +102,7 @@ def one_league(
     placed_by_pair: int | None = None
     placed: int | None = None
     error: float | None = None
+    width_at_budget: float | None = None
     round_number = 0
     while True:
         round_number += 1
@@ -115,6 +124,8 @@ def one_league(
             by_pair, wider = _half_widths(plan, newcomer)
             if placed_by_pair is None and by_pair <= PLACED_ELO:
                 placed_by_pair = pairs_played
+            if width_at_budget is None and pairs_played >= PLACED_PAIRS:
+                width_at_budget = by_pair
             if placed is None and wider <= PLACED_ELO:
                 placed = pairs_played
                 fitted = np.array([plan.fit.ratings[name].elo or 0.0 for name in current])
@@ -124,7 +135,11 @@ def one_league(
                     (new_fitted - fitted.mean()) - (field.elo[position[newcomer]] - truth.mean())
                 )
             if (
-                (placed is not None and round_number >= history + 2 * WINDOW)
+                (
+                    placed is not None
+                    and round_number >= history + 2 * WINDOW
+                    and pairs_played >= PLACED_PAIRS
+                )
                 or pairs_played >= max_pairs
                 or plan.status.get(newcomer) == OUT  # out of the race: never placed
             ):
@@ -134,7 +149,7 @@ def one_league(
         plans.append(plan)
         pairs = [(position[a], position[b]) for a, b in plan.pairs]
         outcomes.extend(record(field, pairs, round_number, kappa, rng))
-    return placed_by_pair, placed, error, _spreads(plans, outcomes)
+    return placed_by_pair, placed, error, width_at_budget, _spreads(plans, outcomes)
 
 
 def _summary(values: list[int | None], cap: int) -> str:
@@ -163,9 +178,9 @@ def main() -> None:
         repeat_penalty=arguments.repeat_penalty,
     )
     started = time.perf_counter()
-    by_pair, wider, errors, spreads = [], [], [], []
+    by_pair, wider, errors, widths, spreads = [], [], [], [], []
     for seed in range(1, arguments.seeds + 1):
-        placed_by_pair, placed, error, seed_spreads = one_league(
+        placed_by_pair, placed, error, width, seed_spreads = one_league(
             seed,
             arguments.bots,
             arguments.history,
@@ -177,6 +192,8 @@ def main() -> None:
         wider.append(placed)
         if error is not None:
             errors.append(abs(error))
+        if width is not None:
+            widths.append(width)
         spreads.extend(seed_spreads)
     print(
         f"{arguments.bots} bots, top {arguments.top}, random share {settings.random_share}, "
@@ -190,6 +207,14 @@ def main() -> None:
     )
     if errors:
         print(f"|error| then: median {statistics.median(errors):.0f} Elo, most {max(errors):.0f}")
+    if widths:
+        ordered = sorted(widths)
+        tenth = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+        print(
+            f"half width by pair after {PLACED_PAIRS} pairs ({len(widths)} seeds): median "
+            f"±{statistics.median(widths):.1f} Elo, 90th percentile ±{tenth:.1f}, "
+            f"widest ±{ordered[-1]:.1f}"
+        )
     over = sum(spread > SPREAD_TARGET for spread in spreads)
     print(
         f"games spread over {WINDOW} rounds, {len(spreads)} windows: median "
