@@ -27,18 +27,21 @@ least) / most``, whose target is at most 25 %.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
 try:  # imported by the tests, from the project's root
-    from benchmarks.large_field import DEFAULT_KAPPA, make_field, record
+    from benchmarks.large_field import DEFAULT_KAPPA, Field, make_field, record
 except ModuleNotFoundError:  # run as a script: its own folder comes first on the path
-    from large_field import DEFAULT_KAPPA, make_field, record
+    from large_field import DEFAULT_KAPPA, Field, make_field, record
 
 from tournaments.stats.ladder import OUT, LadderSettings, PairOutcome, RoundPlan, plan_round
+from tournaments.stats.ratings import ELO_PER_NATURAL_UNIT
 
 #: The window of rounds of the games-spread target, and the target.
 WINDOW = 10
@@ -80,6 +83,35 @@ def _spreads(plans: list[RoundPlan], outcomes: list[PairOutcome]) -> list[float]
     return spreads
 
 
+def known_opponents_width(chances: np.ndarray, kappa: float) -> float:
+    """The 95 % half width (Elo) of a bot's rating from duplicate pairs in which its
+    chance of winning a match is each of ``chances``, against opponents whose ratings are
+    known exactly: the variance of its wins in the pairs (drawn as in
+    ``benchmarks/large_field.py``: split with probability κ·2·min(p, 1-p)) over the square
+    of their slope in its rating. At an even score a pair tells most."""
+    split = np.minimum(kappa * 2 * np.minimum(chances, 1 - chances), 1.0)
+    both = chances - split / 2  # the chance of winning both matches of the pair
+    variance = split + 4 * both - (2 * chances) ** 2
+    slope = 2 * chances * (1 - chances)
+    return float(1.96 * ELO_PER_NATURAL_UNIT * math.sqrt(variance.sum()) / slope.sum())
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueRun:
+    """One seed's figures for the new version, and the games spreads of every window."""
+
+    #: Its pairs until ±50 by pair, and by the wider of by pair and by match (None: never).
+    placed_by_pair: int | None
+    placed: int | None
+    #: Its error when placed by the wider interval (fitted minus true, against the mean).
+    error: float | None
+    #: Its half width by pair after :data:`PLACED_PAIRS` pairs (None: it played fewer).
+    width_at_budget: float | None
+    #: The half width those pairs would give against opponents known exactly.
+    known_width: float | None
+    spreads: list[float]
+
+
 def one_league(
     seed: int,
     bots: int,
@@ -87,10 +119,9 @@ def one_league(
     max_pairs: int,
     kappa: float,
     settings: LadderSettings,
-) -> tuple[int | None, int | None, float | None, float | None, list[float]]:
-    """One seed: the new version's pairs until ±50 by pair and by the wider interval, its
-    error then, its half width by pair after :data:`PLACED_PAIRS` pairs (None if it did not
-    play that many), and the games spreads of every window."""
+) -> LeagueRun:
+    """One seed: a league of ``bots`` plays ``history`` rounds, then a new version replaces
+    the first bot and plays until placed (or ``max_pairs``)."""
     rng = np.random.default_rng(seed)
     field = make_field("normal", bots + 1, rng)  # the last one is the new version
     position = {name: index for index, name in enumerate(field.names)}
@@ -103,6 +134,7 @@ def one_league(
     placed: int | None = None
     error: float | None = None
     width_at_budget: float | None = None
+    known_width: float | None = None
     round_number = 0
     while True:
         round_number += 1
@@ -126,6 +158,9 @@ def one_league(
                 placed_by_pair = pairs_played
             if width_at_budget is None and pairs_played >= PLACED_PAIRS:
                 width_at_budget = by_pair
+                known_width = known_opponents_width(
+                    _chances(field, outcomes, newcomer)[:PLACED_PAIRS], kappa
+                )
             if placed is None and wider <= PLACED_ELO:
                 placed = pairs_played
                 fitted = np.array([plan.fit.ratings[name].elo or 0.0 for name in current])
@@ -149,7 +184,18 @@ def one_league(
         plans.append(plan)
         pairs = [(position[a], position[b]) for a, b in plan.pairs]
         outcomes.extend(record(field, pairs, round_number, kappa, rng))
-    return placed_by_pair, placed, error, width_at_budget, _spreads(plans, outcomes)
+    return LeagueRun(
+        placed_by_pair, placed, error, width_at_budget, known_width, _spreads(plans, outcomes)
+    )
+
+
+def _chances(field: Field, outcomes: list[PairOutcome], name: str) -> np.ndarray:
+    """``name``'s true chance of winning a match in each of its pairs, in order."""
+    position = {bot: index for index, bot in enumerate(field.names)}
+    mine = [o for o in outcomes if name in (o.first, o.second)]
+    own = np.full(len(mine), position[name])
+    others = np.array([position[o.second if o.first == name else o.first] for o in mine])
+    return np.asarray(1 / (1 + 10 ** (-field.difference(own, others) / 400)), dtype=np.float64)
 
 
 def _summary(values: list[int | None], cap: int) -> str:
@@ -178,9 +224,8 @@ def main() -> None:
         repeat_penalty=arguments.repeat_penalty,
     )
     started = time.perf_counter()
-    by_pair, wider, errors, widths, spreads = [], [], [], [], []
-    for seed in range(1, arguments.seeds + 1):
-        placed_by_pair, placed, error, width, seed_spreads = one_league(
+    runs = [
+        one_league(
             seed,
             arguments.bots,
             arguments.history,
@@ -188,13 +233,14 @@ def main() -> None:
             arguments.kappa,
             settings,
         )
-        by_pair.append(placed_by_pair)
-        wider.append(placed)
-        if error is not None:
-            errors.append(abs(error))
-        if width is not None:
-            widths.append(width)
-        spreads.extend(seed_spreads)
+        for seed in range(1, arguments.seeds + 1)
+    ]
+    by_pair = [run.placed_by_pair for run in runs]
+    wider = [run.placed for run in runs]
+    errors = [abs(run.error) for run in runs if run.error is not None]
+    widths = [run.width_at_budget for run in runs if run.width_at_budget is not None]
+    known = [run.known_width for run in runs if run.known_width is not None]
+    spreads = [spread for run in runs for spread in run.spreads]
     print(
         f"{arguments.bots} bots, top {arguments.top}, random share {settings.random_share}, "
         f"repeat penalty {settings.repeat_penalty}, κ {arguments.kappa}, "
@@ -213,7 +259,9 @@ def main() -> None:
         print(
             f"half width by pair after {PLACED_PAIRS} pairs ({len(widths)} seeds): median "
             f"±{statistics.median(widths):.1f} Elo, 90th percentile ±{tenth:.1f}, "
-            f"widest ±{ordered[-1]:.1f}"
+            f"widest ±{ordered[-1]:.1f}; the same pairs against opponents known exactly: "
+            f"median ±{statistics.median(known):.1f}; {PLACED_PAIRS} pairs at an even score: "
+            f"±{known_opponents_width(np.full(PLACED_PAIRS, 0.5), arguments.kappa):.1f}"
         )
     over = sum(spread > SPREAD_TARGET for spread in spreads)
     print(

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import math
 
-from benchmarks.ladder_league import PLACED_ELO, PLACED_PAIRS, one_league
+import numpy as np
+import pytest
+
+from benchmarks.ladder_league import (
+    PLACED_ELO,
+    PLACED_PAIRS,
+    known_opponents_width,
+    one_league,
+)
 from tournaments.stats.ladder import LadderSettings
 
 
 def test_a_new_version_is_placed_and_its_width_after_the_budget_is_read() -> None:
-    placed_by_pair, _placed, _error, width, spreads = one_league(
+    run = one_league(
         seed=2,
         bots=12,
         history=4,
@@ -18,19 +26,22 @@ def test_a_new_version_is_placed_and_its_width_after_the_budget_is_read() -> Non
         settings=LadderSettings(),
     )
     # Twelve bots, every one playing every round: the newcomer has played its 64 pairs.
-    assert width is not None
-    assert 0 < width < math.inf
+    assert run.width_at_budget is not None
+    assert 0 < run.width_at_budget < math.inf
     # Placed by pair after the budget in this seed, so wider than the target at the budget.
-    assert placed_by_pair is not None
-    assert placed_by_pair > PLACED_PAIRS
-    assert width > PLACED_ELO
+    assert run.placed_by_pair is not None
+    assert run.placed_by_pair > PLACED_PAIRS
+    assert run.width_at_budget > PLACED_ELO
+    # Against opponents known exactly its pairs could tell no more than at an even score.
+    assert run.known_width is not None
+    assert run.known_width >= known_opponents_width(np.full(PLACED_PAIRS, 0.5), 0.74)
     # An even field: every bot in play plays one pair a round, so no spread at all.
-    assert spreads
-    assert max(spreads) == 0.0
+    assert run.spreads
+    assert max(run.spreads) == 0.0
 
 
 def test_no_width_is_read_before_the_newcomer_has_played_the_budget() -> None:
-    *_, width, _ = one_league(
+    run = one_league(
         seed=3,
         bots=12,
         history=4,
@@ -38,4 +49,22 @@ def test_no_width_is_read_before_the_newcomer_has_played_the_budget() -> None:
         kappa=0.74,
         settings=LadderSettings(),
     )
-    assert width is None
+    assert run.width_at_budget is None
+    assert run.known_width is None
+
+
+def test_a_pair_at_an_even_score_tells_most() -> None:
+    even = known_opponents_width(np.full(48, 0.5), 0.74)
+    # (1 - κ) / (2 p (1 - p))² a pair, in natural units: ±50 Elo after 48 pairs.
+    assert even == pytest.approx(1.96 * 400 / math.log(10) * math.sqrt(0.26 / 0.25 / 48))
+    assert even == pytest.approx(PLACED_ELO, abs=0.5)
+    # 56 Elo apart (p = 0.58), a pair tells 30 % less: the width grows by about a fifth.
+    uneven = known_opponents_width(np.full(48, 0.58), 0.74)
+    assert uneven / even == pytest.approx(math.sqrt(1.486 / 1.04), rel=0.01)
+    # At an even score a pair split half the time (κ 0.5) tells what two independent
+    # matches do; never split (κ 0), what one match does.
+    independent = known_opponents_width(np.full(48, 0.5), 0.5)
+    assert independent == pytest.approx(1.96 * 400 / math.log(10) * math.sqrt(0.5 / 0.25 / 48))
+    assert known_opponents_width(np.full(48, 0.5), 0.0) == pytest.approx(
+        known_opponents_width(np.full(48, 0.5), 0.5) * math.sqrt(2)
+    )
