@@ -411,9 +411,10 @@ def run_seed(task: Task) -> tuple[Task, dict[str, dict[str, float]]]:
 
 
 def summarise(paths: Sequence[Path]) -> None:
-    """The tables of per-seed files: each variant's seeds (and the settings they ran with)."""
-    seen: dict[tuple[str, int, int, float, float, float | None], dict[str, dict[str, float]]]
-    seen = {}
+    """The tables of per-seed files: a table for each variant, size, budget and κ, a row for
+    each method (the top-10 ladder's for each ``final_share`` it ran with, the one setting
+    of a single method); the lines of one seed in several files are read together."""
+    seen: dict[tuple[str, int, int, float, float], dict[str, dict[str, float]]] = {}
     for path in paths:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if not line.strip():
@@ -426,28 +427,33 @@ def summarise(paths: Sequence[Path]) -> None:
                     entry["seed"],
                     entry["share"],
                     entry["kappa"],
-                    # Lines written before the setting existed: the ladder without it;
-                    # lines without the top-10 ladder: a setting nothing used.
-                    entry.get("final_share", 0.0) if TOP_METHOD in entry["figures"] else None,
                 )
-                seen[key] = {**seen.get(key, {}), **entry["figures"]}
-            except (ValueError, KeyError, TypeError) as error:
+                # Lines written before the setting existed: the ladder without it.
+                final_share = entry.get("final_share", 0.0)
+                figures = {
+                    (
+                        f"{method}, final_share {final_share}"
+                        if method == TOP_METHOD
+                        else method
+                    ): values
+                    for method, values in entry["figures"].items()
+                }
+                seen[key] = {**seen.get(key, {}), **figures}
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
                 raise SystemExit(f"{path}:{number}: not a per-seed line ({error})") from None
-    groups: dict[tuple[str, int, float, float, float | None], dict[str, list[dict[str, float]]]]
-    groups = {}
-    seeds: dict[tuple[str, int, float, float, float | None], list[int]] = {}
-    for (variant, size, seed, share, kappa, final_share), figures in sorted(seen.items()):
-        group = (variant, size, share, kappa, final_share)
+    groups: dict[tuple[str, int, float, float], dict[str, list[dict[str, float]]]] = {}
+    seeds: dict[tuple[str, int, float, float], list[int]] = {}
+    for (variant, size, seed, share, kappa), figures in sorted(seen.items()):
+        group = (variant, size, share, kappa)
         seeds.setdefault(group, []).append(seed)
         for method, values in figures.items():
             groups.setdefault(group, {}).setdefault(method, []).append(values)
     for group, rows in groups.items():
-        variant, size, share, kappa, final_share = group
+        variant, size, share, kappa = group
         numbers = seeds[group]
         print(
             f"\n{variant}: {size} bots, {len(numbers)} seeds ({min(numbers)} to "
             f"{max(numbers)}), κ = {kappa}, ladder budget {share:.1%}"
-            + ("" if final_share is None else f", final_share {final_share}")
         )
         print_table(rows)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import re
 from pathlib import Path
 
 import pytest
@@ -60,21 +61,32 @@ def test_per_seed_lines_are_summarised_by_setting(
         for method, figures in older["figures"].items()
     }
     zero = {**lines[0], "final_share": 0.0}
-    # A whole-field line: final_share is written but nothing used it, so the heading omits it.
+    # A whole-field line of a seed the top-10 ladder also ran: its rows join the seed's.
     _, whole = run_seed(
-        Task("planted", seed=3, size=24, share=0.15, kappa=0.68, methods=("whole",))
+        Task("planted", seed=2, size=24, share=0.15, kappa=0.68, methods=("whole",))
     )
-    whole_line = {**lines[0], "seed": 3, "figures": whole}
+    whole_line = {**lines[1], "figures": whole}
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text("".join(json.dumps(line) + "\n" for line in (*lines, whole_line)))
     second.write_text("".join(json.dumps(line) + "\n" for line in (lines[1], older, zero)))
     summarise([first, second])
     printed = capsys.readouterr().out
-    assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.3" in printed
-    assert "24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%, final_share 0.0" in printed
-    assert printed.count("| ladder, top 10 |") == 2
-    assert "24 bots, 1 seeds (3 to 3), κ = 0.68, ladder budget 15.0%\n" in printed
+    # One table for the two seeds, a row for each final_share of the top-10 ladder.
+    assert printed.count("24 bots, 2 seeds (1 to 2), κ = 0.68, ladder budget 15.0%\n") == 1
+    assert printed.count("| ladder, top 10, final_share 0.3 |") == 1
+    assert printed.count("| ladder, top 10, final_share 0.0 |") == 1
     assert printed.count("| ladder, whole field |") == 1
+    # Each row counts its own seeds: top 10 set and order out of 2, or of 1.
+    counted = {
+        line.split(" | ")[0]: re.findall(r"\| (\d+)/(\d+) \|", line)[0][1]
+        for line in printed.splitlines()
+        if line.startswith("| ladder")
+    }
+    assert counted == {
+        "| ladder, top 10, final_share 0.3": "2",
+        "| ladder, top 10, final_share 0.0": "2",
+        "| ladder, whole field": "1",
+    }
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"variant": "planted"}\n')
     with pytest.raises(SystemExit, match=r"broken.jsonl:1: not a per-seed line"):
