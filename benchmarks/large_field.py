@@ -432,9 +432,7 @@ def summarise(paths: Sequence[Path]) -> None:
                 final_share = entry.get("final_share", 0.0)
                 figures = {
                     (
-                        f"{method}, final_share {final_share}"
-                        if method == TOP_METHOD
-                        else method
+                        f"{method}, final_share {final_share}" if method == TOP_METHOD else method
                     ): values
                     for method, values in entry["figures"].items()
                 }

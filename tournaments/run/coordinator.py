@@ -656,9 +656,17 @@ def _open_ladder(
     ladder.replay()
     plan = ladder.plan
     if plan is not None and plan.round_number > 1:
+        field_note = ""
+        if not plan.stop and ladder.plan_field != tuple(ladder.bots):
+            field_note = (
+                f" (begun before bots were added, who join from round {plan.round_number + 1},"
+                " where the budget counts from again)"
+            )
+        elif not plan.stop and ladder.field_first_round == plan.round_number:
+            field_note = " (the field changed: the budget counts from this round)"
         display.note(
             f"Ladder: {plan.round_number - 1} round(s) stored, "
-            + ("finished" if plan.stop else f"round {plan.round_number} next")
+            + ("finished" if plan.stop else f"round {plan.round_number} next{field_note}")
             + f"; {plan.certification.text()}"
         )
     elif plan is not None:
@@ -678,8 +686,7 @@ def _ladder_display_total(setup: TournamentSetup, ladder: Ladder, planned: int) 
         budget = settings.rounds * 2 * (field // 2)
     if budget is None:
         budget = field * (field - 1)
-    before = ladder.matches_played - ladder.field_matches_played
-    return max(before + budget, planned)
+    return max(ladder.matches_before_budget() + budget, planned)
 
 
 def _play_ladder(coordinator: _Coordinator, connection: sqlite3.Connection, ladder: Ladder) -> None:

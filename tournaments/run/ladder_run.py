@@ -211,6 +211,15 @@ class Ladder:
         self.played_matches[plan.round_number] = len(matches)
         return self._plan_next()
 
+    def matches_before_budget(self) -> int:
+        """The matches played before the budget now running began: those before the current
+        field's first round. While the current round is still one of a field the config has
+        since grown out of (a bot added in the middle of a round, which finishes as it
+        began), the new field's budget begins after it: every match so far and this round's."""
+        if self.plan is not None and not self.plan.stop and self.plan_field != tuple(self.bots):
+            return self.matches_played + len(self.current_matches())
+        return self.matches_played - self.field_matches_played
+
     @property
     def round_number(self) -> int:
         """The current round (the one to play, or the stopping plan's); 0 before any."""
