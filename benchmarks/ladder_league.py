@@ -32,6 +32,7 @@ import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -42,6 +43,8 @@ except ModuleNotFoundError:  # run as a script: its own folder comes first on th
 
 from tournaments.stats.ladder import OUT, LadderSettings, PairOutcome, RoundPlan, plan_round
 from tournaments.stats.ratings import ELO_PER_NATURAL_UNIT
+
+T = TypeVar("T", int, float)
 
 #: The window of rounds of the games-spread target, and the target.
 WINDOW = 10
@@ -109,6 +112,8 @@ class LeagueRun:
     width_at_budget: float | None
     #: The half width those pairs would give against opponents known exactly.
     known_width: float | None
+    #: Its error then (fitted minus true, against the field's mean).
+    error_at_budget: float | None
     spreads: list[float]
 
 
@@ -135,6 +140,7 @@ def one_league(
     error: float | None = None
     width_at_budget: float | None = None
     known_width: float | None = None
+    error_at_budget: float | None = None
     round_number = 0
     while True:
         round_number += 1
@@ -161,14 +167,10 @@ def one_league(
                 known_width = known_opponents_width(
                     _chances(field, outcomes, newcomer)[:PLACED_PAIRS], kappa
                 )
+                error_at_budget = _error(plan, field, current, newcomer)
             if placed is None and wider <= PLACED_ELO:
                 placed = pairs_played
-                fitted = np.array([plan.fit.ratings[name].elo or 0.0 for name in current])
-                truth = np.array([field.elo[position[name]] for name in current])
-                new_fitted = plan.fit.ratings[newcomer].elo or 0.0
-                error = float(
-                    (new_fitted - fitted.mean()) - (field.elo[position[newcomer]] - truth.mean())
-                )
+                error = _error(plan, field, current, newcomer)
             if (
                 (
                     placed is not None
@@ -185,8 +187,23 @@ def one_league(
         pairs = [(position[a], position[b]) for a, b in plan.pairs]
         outcomes.extend(record(field, pairs, round_number, kappa, rng))
     return LeagueRun(
-        placed_by_pair, placed, error, width_at_budget, known_width, _spreads(plans, outcomes)
+        placed_by_pair,
+        placed,
+        error,
+        width_at_budget,
+        known_width,
+        error_at_budget,
+        _spreads(plans, outcomes),
     )
+
+
+def _error(plan: RoundPlan, field: Field, current: list[str], name: str) -> float:
+    """``name``'s fitted minus true rating, each against the mean of the field ``current``."""
+    position = {bot: index for index, bot in enumerate(field.names)}
+    fitted = np.array([plan.fit.ratings[bot].elo or 0.0 for bot in current])
+    truth = np.array([field.elo[position[bot]] for bot in current])
+    own = plan.fit.ratings[name].elo or 0.0
+    return float((own - fitted.mean()) - (field.elo[position[name]] - truth.mean()))
 
 
 def _chances(field: Field, outcomes: list[PairOutcome], name: str) -> np.ndarray:
@@ -198,12 +215,18 @@ def _chances(field: Field, outcomes: list[PairOutcome], name: str) -> np.ndarray
     return np.asarray(1 / (1 + 10 ** (-field.difference(own, others) / 400)), dtype=np.float64)
 
 
+def ninetieth(ordered: list[T]) -> T:
+    """The 90th percentile of sorted values (nearest rank: the smallest value with at
+    least 90 % of them at or below it)."""
+    return ordered[math.ceil(0.9 * len(ordered)) - 1]
+
+
 def _summary(values: list[int | None], cap: int) -> str:
     found = sorted(value if value is not None else cap + 1 for value in values)
     missing = sum(value is None for value in values)
-    tenth = found[min(len(found) - 1, int(0.9 * len(found)))]
-    return f"median {statistics.median(found):g}, 90th percentile {tenth}, most {found[-1]}" + (
-        f" ({missing} not placed within {cap})" if missing else ""
+    return (
+        f"median {statistics.median(found):g}, 90th percentile {ninetieth(found)}, most {found[-1]}"
+        + (f" ({missing} not placed within {cap})" if missing else "")
     )
 
 
@@ -240,6 +263,7 @@ def main() -> None:
     errors = [abs(run.error) for run in runs if run.error is not None]
     widths = [run.width_at_budget for run in runs if run.width_at_budget is not None]
     known = [run.known_width for run in runs if run.known_width is not None]
+    misses = [run.error_at_budget for run in runs if run.error_at_budget is not None]
     spreads = [spread for run in runs for spread in run.spreads]
     print(
         f"{arguments.bots} bots, top {arguments.top}, random share {settings.random_share}, "
@@ -255,13 +279,22 @@ def main() -> None:
         print(f"|error| then: median {statistics.median(errors):.0f} Elo, most {max(errors):.0f}")
     if widths:
         ordered = sorted(widths)
-        tenth = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
         print(
             f"half width by pair after {PLACED_PAIRS} pairs ({len(widths)} seeds): median "
-            f"±{statistics.median(widths):.1f} Elo, 90th percentile ±{tenth:.1f}, "
+            f"±{statistics.median(widths):.1f} Elo, 90th percentile ±{ninetieth(ordered):.1f}, "
             f"widest ±{ordered[-1]:.1f}; the same pairs against opponents known exactly: "
             f"median ±{statistics.median(known):.1f}; {PLACED_PAIRS} pairs at an even score: "
             f"±{known_opponents_width(np.full(PLACED_PAIRS, 0.5), arguments.kappa):.1f}"
+        )
+        spread = math.sqrt(statistics.fmean(error * error for error in misses))
+        covered = sum(
+            abs(run.error_at_budget) <= run.width_at_budget
+            for run in runs
+            if run.error_at_budget is not None and run.width_at_budget is not None
+        )
+        print(
+            f"its error then: 1.96 times its root mean square ±{1.96 * spread:.1f} Elo, "
+            f"within its interval in {covered} of {len(misses)} seeds"
         )
     over = sum(spread > SPREAD_TARGET for spread in spreads)
     print(

@@ -11,8 +11,10 @@ from benchmarks.ladder_league import (
     PLACED_ELO,
     PLACED_PAIRS,
     known_opponents_width,
+    ninetieth,
     one_league,
 )
+from benchmarks.large_field import Field, play_pairs
 from tournaments.stats.ladder import LadderSettings
 
 
@@ -28,13 +30,13 @@ def test_a_new_version_is_placed_and_its_width_after_the_budget_is_read() -> Non
     # Twelve bots, every one playing every round: the newcomer has played its 64 pairs.
     assert run.width_at_budget is not None
     assert 0 < run.width_at_budget < math.inf
-    # Placed by pair after the budget in this seed, so wider than the target at the budget.
-    assert run.placed_by_pair is not None
-    assert run.placed_by_pair > PLACED_PAIRS
-    assert run.width_at_budget > PLACED_ELO
-    # Against opponents known exactly its pairs could tell no more than at an even score.
     assert run.known_width is not None
-    assert run.known_width >= known_opponents_width(np.full(PLACED_PAIRS, 0.5), 0.74)
+    assert 0 < run.known_width < math.inf
+    assert run.error_at_budget is not None
+    assert abs(run.error_at_budget) < 3 * run.width_at_budget
+    # Not placed by the budget means wider than the target at the budget.
+    if run.placed_by_pair is None or run.placed_by_pair > PLACED_PAIRS:
+        assert run.width_at_budget > PLACED_ELO
     # An even field: every bot in play plays one pair a round, so no spread at all.
     assert run.spreads
     assert max(run.spreads) == 0.0
@@ -51,6 +53,7 @@ def test_no_width_is_read_before_the_newcomer_has_played_the_budget() -> None:
     )
     assert run.width_at_budget is None
     assert run.known_width is None
+    assert run.error_at_budget is None
 
 
 def test_a_pair_at_an_even_score_tells_most() -> None:
@@ -68,3 +71,21 @@ def test_a_pair_at_an_even_score_tells_most() -> None:
     assert known_opponents_width(np.full(48, 0.5), 0.0) == pytest.approx(
         known_opponents_width(np.full(48, 0.5), 0.5) * math.sqrt(2)
     )
+
+
+@pytest.mark.parametrize("elo_apart", [0.0, 56.0, 200.0])
+def test_the_width_is_that_of_the_simulated_pairs(elo_apart: float) -> None:
+    """The variance the width rests on is that of the pairs the benchmarks draw."""
+    field = Field(("x", "y"), np.array([elo_apart, 0.0]), np.zeros(2), 0.0)
+    rng = np.random.default_rng(11)
+    wins = play_pairs(field, [(0, 1)] * 200_000, 0.74, rng)
+    chance = 1 / (1 + 10 ** (-elo_apart / 400))
+    slope = 2 * chance * (1 - chance)
+    drawn = 1.96 * 400 / math.log(10) * math.sqrt(wins.var() / 64) / slope
+    assert known_opponents_width(np.full(64, chance), 0.74) == pytest.approx(drawn, rel=0.01)
+
+
+def test_the_ninetieth_percentile_is_the_nearest_rank() -> None:
+    assert ninetieth(list(range(1, 31))) == 27
+    assert ninetieth(list(range(1, 11))) == 9
+    assert ninetieth([5.0]) == 5.0
