@@ -165,12 +165,12 @@ def one_league(
             if width_at_budget is None and pairs_played >= PLACED_PAIRS:
                 width_at_budget = by_pair
                 known_width = known_opponents_width(
-                    _chances(field, outcomes, newcomer)[:PLACED_PAIRS], kappa
+                    _chances(field, position, outcomes, newcomer)[:PLACED_PAIRS], kappa
                 )
-                error_at_budget = _error(plan, field, current, newcomer)
+                error_at_budget = _error(plan, field, position, current, newcomer)
             if placed is None and wider <= PLACED_ELO:
                 placed = pairs_played
-                error = _error(plan, field, current, newcomer)
+                error = _error(plan, field, position, current, newcomer)
             if (
                 (
                     placed is not None
@@ -197,18 +197,21 @@ def one_league(
     )
 
 
-def _error(plan: RoundPlan, field: Field, current: list[str], name: str) -> float:
-    """``name``'s fitted minus true rating, each against the mean of the field ``current``."""
-    position = {bot: index for index, bot in enumerate(field.names)}
+def _error(
+    plan: RoundPlan, field: Field, position: dict[str, int], current: list[str], name: str
+) -> float:
+    """``name``'s fitted minus true rating, each against the mean of the field ``current``
+    (``position``: each bot's index in ``field``)."""
     fitted = np.array([plan.fit.ratings[bot].elo or 0.0 for bot in current])
     truth = np.array([field.elo[position[bot]] for bot in current])
     own = plan.fit.ratings[name].elo or 0.0
     return float((own - fitted.mean()) - (field.elo[position[name]] - truth.mean()))
 
 
-def _chances(field: Field, outcomes: list[PairOutcome], name: str) -> np.ndarray:
+def _chances(
+    field: Field, position: dict[str, int], outcomes: list[PairOutcome], name: str
+) -> np.ndarray:
     """``name``'s true chance of winning a match in each of its pairs, in order."""
-    position = {bot: index for index, bot in enumerate(field.names)}
     mine = [o for o in outcomes if name in (o.first, o.second)]
     own = np.full(len(mine), position[name])
     others = np.array([position[o.second if o.first == name else o.first] for o in mine])

@@ -657,7 +657,7 @@ def _open_ladder(
     plan = ladder.plan
     if plan is not None and plan.round_number > 1:
         field_note = ""
-        if not plan.stop and ladder.plan_field != tuple(ladder.bots):
+        if ladder.before_bots_added:
             field_note = (
                 f" (begun before bots were added, who join from round {plan.round_number + 1},"
                 " where the budget counts from again)"

@@ -216,9 +216,15 @@ class Ladder:
         field's first round. While the current round is still one of a field the config has
         since grown out of (a bot added in the middle of a round, which finishes as it
         began), the new field's budget begins after it: every match so far and this round's."""
-        if self.plan is not None and not self.plan.stop and self.plan_field != tuple(self.bots):
+        if self.before_bots_added:
             return self.matches_played + len(self.current_matches())
         return self.matches_played - self.field_matches_played
+
+    @property
+    def before_bots_added(self) -> bool:
+        """The current round is still one of a field the config has since grown out of (a
+        bot added in the middle of a round): the bots added join from the next one."""
+        return self.plan is not None and not self.plan.stop and self.plan_field != tuple(self.bots)
 
     @property
     def round_number(self) -> int:
@@ -228,7 +234,8 @@ class Ladder:
     def _plan_next(self) -> RoundPlan:
         number = self.round_number + 1
         bots = self.fields.get(number, tuple(self.bots))
-        plan = self._plan(bots, number)
+        start = self._field_start(bots, number)
+        plan = self._plan(bots, number, start)
         if bots != tuple(self.bots) and not set(bots) <= set(self.bots):
             # A bot of the round's field left the config: a round it did not finish is
             # planned again for the field of now (a complete one stays as it was played).
@@ -237,10 +244,11 @@ class Ladder:
                 match.match_id not in winners for match in round_matches(plan, self.master_seed)
             ):
                 bots = tuple(self.bots)
-                plan = self._plan(bots, number)
+                start = self._field_start(bots, number)
+                plan = self._plan(bots, number, start)
         self.plan = plan
         self.plan_field = tuple(bots)
-        self.field_first_round, self.field_matches_played = self._field_start(bots, number)
+        self.field_first_round, self.field_matches_played = start
         save_round(
             self.connection,
             StoredRound(
@@ -268,10 +276,11 @@ class Ladder:
             first -= 1
         return first, sum(self.played_matches[earlier] for earlier in range(first, number))
 
-    def _plan(self, bots: Sequence[str], number: int) -> RoundPlan:
+    def _plan(self, bots: Sequence[str], number: int, start: tuple[int, int]) -> RoundPlan:
         """Round ``number`` for the field ``bots``, from every result so far, with the
-        budget counted from the first round of this field."""
-        first, spent = self._field_start(bots, number)
+        budget counted from the first round of this field (``start``: that round and the
+        matches since, as :meth:`_field_start` gives them)."""
+        first, spent = start
         return plan_round(
             bots,
             self.results,
