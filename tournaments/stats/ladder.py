@@ -32,10 +32,10 @@ says who meets in the next one:
   spent (then the ``finalists`` best contenders of each round's fit play on and the others
   rest, so that one of them comes back if a later fit ranks it among the best: with a small
   field and budget the race alone narrows the field too late to leave the leaders games
-  enough to be ordered), each round plays one pair between every two of
-  them of which at least one has a comparison that the certification still has open (a
-  round robin of them if none has): two finalists whose places are both decided have
-  nothing left to learn from each other.
+  enough to be ordered), each round plays one pair for every comparison of two finalists
+  that the certification still has open (:func:`final_pairs`; filled up to half the
+  finalists with the other pairs of them least known, a round robin of them if none is
+  open): a comparison already decided has nothing left to learn from its two bots' games.
 - **Certification.** The top K is certified when each of them is above every other bot,
   and each above the next, with a likelihood of superiority of at least ``confidence`` (each
   comparison on its own, not simultaneously; the lower of the fit's LOS by pair and by
@@ -84,6 +84,7 @@ __all__ = [
     "RoundPlan",
     "check_settings",
     "default_finalists",
+    "final_pairs",
     "fit_inputs",
     "perfect_matchings",
     "plan_round",
@@ -417,6 +418,34 @@ def swiss_pairs(
     return pairs, byes
 
 
+def final_pairs(
+    state: FieldState, finalists: Sequence[int], open_pairs: set[frozenset[str]]
+) -> list[tuple[int, int]]:
+    """A final round's pairs of ``finalists`` (positions in ``state``): one for every
+    comparison of two finalists that the certification still has open (``open_pairs``:
+    neighbours in the top K, each of the top K against each bot below it), then, should
+    that be fewer than half the finalists, the other pairs of them whose order is least
+    known up to that many, so that a round keeps most finalists playing; a round robin of
+    them when none of the open comparisons is between two finalists.
+
+    A pair whose comparison is decided teaches the certification little, while the open
+    ones need games against each other: a round robin of the finalists, or every pair with
+    a bot whose place is open, spent most of a small final on pairs nobody asked about.
+    """
+    ranked = sorted(finalists, key=lambda p: -float(state.elo[p]))
+    everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
+    names = state.names
+    asked = [(a, b) for a, b in everyone if frozenset((names[a], names[b])) in open_pairs]
+    if not asked:
+        return everyone
+    chosen = set(asked)
+    others = sorted(
+        (pair for pair in everyone if pair not in chosen),
+        key=lambda pair: -_weight(state, pair[0], pair[1], 0.0),
+    )
+    return asked + others[: max(0, len(ranked) // 2 - len(asked))]
+
+
 def _budget_spent(settings: LadderSettings, rounds_played: int, matches_played: int) -> float:
     """The share of the budget spent (the larger of the matches' and the rounds'); 0
     without a budget."""
@@ -488,13 +517,7 @@ def plan_round(
     byes: list[int] = []
     if not certification.certified and not over and budget >= 2:
         if phase == FINAL:
-            ranked = sorted(contenders, key=lambda p: -float(state.elo[p]))
-            everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
-            # Games go to the bots whose place is open: they meet every finalist, which
-            # ties their ratings to the others' as well as to each other.
-            in_question = {name for pair in open_pairs for name in pair}
-            involved = [(a, b) for a, b in everyone if {bots[a], bots[b]} & in_question]
-            pairs = involved or everyone
+            pairs = final_pairs(state, contenders, open_pairs)
         else:
             pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:

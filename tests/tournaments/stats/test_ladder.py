@@ -25,6 +25,7 @@ from tournaments.stats.ladder import (
     PairOutcome,
     RoundPlan,
     check_settings,
+    final_pairs,
     fit_inputs,
     perfect_matchings,
     plan_round,
@@ -359,10 +360,11 @@ def test_the_pair_intervals_of_an_adaptive_ladder_cover_the_truth() -> None:
     assert sum(slopes[True]) < sum(slopes[False])
 
 
-def test_the_final_plays_the_finalists_whose_place_is_open() -> None:
-    """Two leaders close together, far above the rest: once the final has begun, every
-    pair it plays has a bot with a comparison still open, and two finalists whose places
-    are decided do not meet."""
+def test_the_final_plays_the_comparisons_still_open() -> None:
+    """Two leaders close together, far above the rest: once the final has begun, a round
+    plays a pair for each comparison of two finalists still open, and other pairs of
+    finalists only to fill a round up to half the finalists; two finalists whose order is
+    decided meet only then."""
     truth = {"ace": 1500.0, "king": 1450.0}
     truth |= {name: 0.0 for name in names(22)}
     plans, _ = run_ladder(truth, LadderSettings(top=2, finalists=6, max_matches=3000))
@@ -370,17 +372,34 @@ def test_the_final_plays_the_finalists_whose_place_is_open() -> None:
     assert finals
     skipped = 0
     for plan in finals:
-        in_question = {
-            name
-            for text in plan.certification.open
-            for name in re.findall(r"#\d+ (\S+) over #\d+ (\S+):", text)[0]
-        }
-        assert in_question
-        assert all({first, second} & in_question for first, second in plan.pairs)
         finalists = [name for name, status in plan.status.items() if status == FINALIST]
+        asked = {
+            frozenset(found)
+            for text in plan.certification.open
+            for found in re.findall(r"#\d+ (\S+) over #\d+ (\S+):", text)
+            if set(found) <= set(finalists)
+        }
+        assert asked
+        played = {frozenset(pair) for pair in plan.pairs}
+        assert asked <= played
+        assert len(plan.pairs) == max(len(asked), len(finalists) // 2)
         skipped += len(finalists) * (len(finalists) - 1) // 2 - len(plan.pairs)
     assert skipped > 0
     assert plans[-1].certification.certified
+
+
+def test_final_pairs_fill_a_round_with_the_least_known_pairs() -> None:
+    """One open comparison among six finalists: it is played, and two more pairs of
+    finalists, the two whose order the fit knows least; no comparison open among them: a
+    round robin."""
+    names_ = ("a", "b", "c", "d", "e", "f")
+    elo = np.array([300.0, 290.0, 200.0, 195.0, 0.0, -300.0])
+    variance = np.full(6, 40.0**2)
+    state = FieldState(names_, elo, variance, Counter(), Counter())
+    pairs = final_pairs(state, range(6), {frozenset(("a", "b"))})
+    # (a, b) asked; then c-d (5 Elo apart) and the next closest, b-c (90 apart).
+    assert pairs == [(0, 1), (2, 3), (1, 2)]
+    assert len(final_pairs(state, range(6), {frozenset(("a", "z"))})) == 15
 
 
 def test_the_final_starts_when_only_the_final_share_of_the_budget_is_left() -> None:
