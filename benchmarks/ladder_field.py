@@ -16,6 +16,7 @@ beside the round robin's estimated from its match count and this run's mean matc
     nice python benchmarks/ladder_field.py [--bots 64] [--top 5] [--share 0.15]
                                            [--concurrency 2] [--output DIR]
                                            [--seed N] [--final-share F]
+                                           [--race-confidence C]
 """
 
 from __future__ import annotations
@@ -99,6 +100,11 @@ def write_config(folder: Path, arguments: argparse.Namespace, chances: list[floa
             "top": arguments.top,
             "max_matches": int(arguments.share * field * (field - 1)),
             **({} if arguments.final_share is None else {"final_share": arguments.final_share}),
+            **(
+                {}
+                if arguments.race_confidence is None
+                else {"race_confidence": arguments.race_confidence}
+            ),
         },
         "rules": {"target_score": arguments.target_score},
         "concurrency": arguments.concurrency,
@@ -119,6 +125,12 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=None)
     parser.add_argument(
         "--final-share", type=float, default=None, help="final_share (default: the ladder's own)"
+    )
+    parser.add_argument(
+        "--race-confidence",
+        type=float,
+        default=None,
+        help="race_confidence (default: the ladder's own)",
     )
     arguments = parser.parse_args()
     folder = arguments.output or Path(tempfile.mkdtemp(prefix="ladder-field-"))

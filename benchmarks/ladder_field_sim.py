@@ -14,7 +14,8 @@ neighbours in the true order (#1-#2, #2-#3, ...) in turn. They show what the bud
 allows once the top is known, not a bound on what a schedule could do.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/ladder_field_sim.py [--seeds 200]
-        [--final-shares 0 0.3] [--top-step 0.1 | --top-chances 0,0.15,...]
+        [--final-shares 0 0.3] [--race-confidences 0.9]
+        [--top-step 0.1 | --top-chances 0,0.15,...]
         [--rest-from 0.6] [--kappa 0.74]
     python benchmarks/ladder_field_sim.py --measure 0,0.1,0.2 [--matches-per-pair 16]
 """
@@ -82,6 +83,7 @@ class Task:
     kappa: float
     seed: int
     final_share: float | None  # None: the oracle and the random pairs
+    race_confidence: float | None = None  # None: the ladder's default
 
 
 def make_field(chances: tuple[float, ...]) -> Field:
@@ -110,11 +112,19 @@ def run(task: Task) -> dict[str, tuple[bool, bool, bool]]:
     rng = np.random.default_rng([task.seed, 64])
     if task.final_share is not None:
         ladder = run_ladder(
-            field, task.share, task.seed, task.kappa, rng, task.top, task.final_share
+            field,
+            task.share,
+            task.seed,
+            task.kappa,
+            rng,
+            task.top,
+            task.final_share,
+            task.race_confidence,
         )
         ratings = {name: ladder.fit.ratings[name].elo for name in field.names}
+        race = "" if task.race_confidence is None else f", race_confidence {task.race_confidence:g}"
         return {
-            f"ladder, final_share {task.final_share:g}": (
+            f"ladder, final_share {task.final_share:g}{race}": (
                 *found(field, ratings, task.top),
                 bool(ladder.certified),
             )
@@ -166,6 +176,13 @@ def main() -> None:
     parser.add_argument("--kappa", type=float, default=DEFAULT_KAPPA)
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--final-shares", type=float, nargs="+", default=[0.0, 0.3])
+    parser.add_argument(
+        "--race-confidences",
+        type=float,
+        nargs="+",
+        default=[],
+        help="also run the ladder at each final share with these race_confidence values",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--measure", help="shares to play a real round robin of, e.g. 0,0.1")
     parser.add_argument("--matches-per-pair", type=int, default=16)
@@ -182,10 +199,14 @@ def main() -> None:
         f"round robin, κ {arguments.kappa}, {arguments.seeds} seeds; Elo below the best: "
         f"top {elos[: arguments.top]}, then {elos[arguments.top]} to {elos[-1]}"
     )
-    settings: list[float | None] = [None, *arguments.final_shares]
+    settings: list[tuple[float | None, float | None]] = [
+        (None, None),
+        *((share, None) for share in arguments.final_shares),
+        *((share, race) for race in arguments.race_confidences for share in arguments.final_shares),
+    ]
     tasks = [
-        Task(chances, arguments.top, arguments.share, arguments.kappa, seed, setting)
-        for setting in settings
+        Task(chances, arguments.top, arguments.share, arguments.kappa, seed, share, race)
+        for share, race in settings
         for seed in range(1, arguments.seeds + 1)
     ]
     totals: dict[str, list[int]] = {}

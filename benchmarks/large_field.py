@@ -178,10 +178,14 @@ def run_ladder(
     rng: np.random.Generator,
     top: int | None = TOP,
     final_share: float = DEFAULT_FINAL_SHARE,
+    race_confidence: float | None = None,
 ) -> Run:
     size = len(field.names)
     settings = LadderSettings(
-        top=top, max_matches=int(share * size * (size - 1)), final_share=final_share
+        top=top,
+        max_matches=int(share * size * (size - 1)),
+        final_share=final_share,
+        race_confidence=race_confidence,
     )
     position = {name: index for index, name in enumerate(field.names)}
     outcomes: list[PairOutcome] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LadderSettings", "check_settings", "default_finalists"]
+__all__ = ["LadderSettings", "check_settings", "default_finalists", "race_confidence"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class LadderSettings:
     random_share: float = 0.1
     #: Elo added to a pair's distance for every earlier meeting.
     repeat_penalty: float = 100.0
-    #: Bots in the final round robins (default: :func:`default_finalists`).
+    #: Bots in the final (default: :func:`default_finalists`).
     finalists: int | None = None
     #: Virtual games of each bot against a virtual bot of the mean rating.
     prior_games: float = 2.0
@@ -35,6 +35,18 @@ class LadderSettings:
     #: is spent, the final starts with the best ``finalists`` contenders even if more are
     #: still in the race (0: the final starts only when the race has narrowed the field).
     final_share: float = 0.3
+    #: With ``top``: the one-sided confidence at which a bot leaves the race, each of K bots
+    #: above it (None: ``1 - (1 - confidence) / top``, see :func:`race_confidence`).
+    race_confidence: float | None = None
+
+
+def race_confidence(settings: LadderSettings) -> float:
+    """The one-sided confidence at which a bot leaves the race: ``race_confidence``, or by
+    default ``1 - (1 - confidence) / top``, stricter than the certification since leaving
+    is for good and any of the top K could be the one sent away by mistake."""
+    if settings.race_confidence is not None:
+        return settings.race_confidence
+    return 1 - (1 - settings.confidence) / (settings.top or 1)
 
 
 def default_finalists(top: int, field_size: int) -> int:
@@ -85,6 +97,18 @@ def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str,
                 f"final_share must be at least 0 and below 1, got {settings.final_share}",
             )
         )
+    if settings.race_confidence is not None:
+        if top is None:
+            problems.append(
+                ("race_confidence", "race_confidence needs top: only a top K has a race")
+            )
+        elif not 0.5 < settings.race_confidence < 1:
+            problems.append(
+                (
+                    "race_confidence",
+                    f"race_confidence must be between 0.5 and 1, got {settings.race_confidence}",
+                )
+            )
     finalists = settings.finalists
     if finalists is not None:
         if top is None:

@@ -367,7 +367,7 @@ class LadderConfig(_Model):
     finalists: int | None = Field(
         default=None,
         ge=2,
-        description="Bots in the final round robins; default: top and a margin.",
+        description="Bots in the final; default: top and a margin.",
     )
     prior_games: float = Field(
         default=_DEFAULT_LADDER.prior_games,
@@ -381,6 +381,14 @@ class LadderConfig(_Model):
         lt=1,
         description="With top and a budget: the share of the budget kept for the final, "
         "which then starts with the best finalists even if more bots are in the race.",
+    )
+    race_confidence: float | None = Field(
+        default=None,
+        gt=0.5,
+        lt=1,
+        description="With top: the one-sided confidence at which a bot leaves the race; "
+        "default 1 - (1 - confidence) / top. Lower lets the leaders play sooner on a small "
+        "budget, at a greater risk of sending a top bot away.",
     )
 
     def settings(self) -> LadderSettings:

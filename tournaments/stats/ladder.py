@@ -13,9 +13,10 @@ says who meets in the next one:
   of pair results is a poor estimate (one pair that went as expected would give none),
   and a bot that leaves the race does not come back.
 - **Out of the race** (with ``top: K``): a bot leaves the race when at least K bots are
-  above it, each at the confidence ``1 - (1 - confidence) / K`` (one-sided, the two
-  ratings' covariance ignored, which widens the comparison): stricter than the
-  certification, since leaving is for good. It rests: no more games.
+  above it, each at the confidence ``race_confidence``, by default ``1 - (1 - confidence)
+  / K`` (one-sided, the two ratings' covariance ignored, which widens the comparison):
+  stricter than the certification, since a bot out of the race rests (no more games) and
+  comes back only if a later fit no longer has K bots above it.
 - **Swiss rounds.** Every active bot (every bot, or the contenders) plays one duplicate
   pair. With an odd count, the bot with the most pairs played sits out (ties drawn), so
   the bye rotates. A share ``random_share`` of the pairs are drawn at random across the
@@ -66,7 +67,12 @@ import numpy as np
 from scipy.special import ndtr
 
 from referee.seeds import derive_seed
-from tournaments.config.ladder import LadderSettings, check_settings, default_finalists
+from tournaments.config.ladder import (
+    LadderSettings,
+    check_settings,
+    default_finalists,
+    race_confidence,
+)
 from tournaments.stats.ratings import DEFAULT_ELO, ELO_PER_NATURAL_UNIT, RatingFit, fit_elo
 
 __all__ = [
@@ -242,10 +248,9 @@ def _fit_field(
 
 
 def _out_of_race(state: FieldState, top: int, confidence: float) -> np.ndarray:
-    """True for each bot with at least ``top`` bots above it, each at the confidence
-    ``1 - (1 - confidence) / top``: leaving is for good, and any of the top K could be
-    the one sent away by mistake."""
-    z = NormalDist().inv_cdf(1 - (1 - confidence) / top)
+    """True for each bot with at least ``top`` bots above it, each at the one-sided
+    ``confidence`` (:func:`tournaments.config.ladder.race_confidence`)."""
+    z = NormalDist().inv_cdf(confidence)
     size = len(state.names)
     out = np.zeros(size, dtype=bool)
     if top >= size:
@@ -479,7 +484,7 @@ def plan_round(
     top = settings.top
     certification, open_pairs = _certify(fit, state, top, settings.confidence)
     out = (
-        _out_of_race(state, top, settings.confidence)
+        _out_of_race(state, top, race_confidence(settings))
         if top is not None
         else np.zeros(size, dtype=bool)
     )

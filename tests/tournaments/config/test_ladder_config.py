@@ -33,6 +33,7 @@ ladder:
   finalists: 3
   prior_games: 1
   final_share: 0.5
+  race_confidence: 0.9
 """,
     )
     assert setup.format == "ladder"
@@ -46,6 +47,7 @@ ladder:
         finalists=3,
         prior_games=1.0,
         final_share=0.5,
+        race_confidence=0.9,
     )
 
 
@@ -76,8 +78,17 @@ ladder:
         "config.yaml:13: ladder.final_share: should be less than 1, got 1",
         "config.yaml:12: ladder.finalist: unknown key; known keys here: top, confidence, "
         "max_matches, rounds, random_share, repeat_penalty, finalists, prior_games, "
-        "final_share",
+        "final_share, race_confidence",
     ]
+
+
+def test_race_confidence_is_checked_at_its_key(tmp_path: Path) -> None:
+    found = errors(tmp_path, BOTS + "format: ladder\nladder:\n  top: 2\n  race_confidence: 0.4\n")
+    assert found == ["config.yaml:10: ladder.race_confidence: should be greater than 0.5, got 0.4"]
+    found = errors(tmp_path, BOTS + "format: ladder\nladder:\n  race_confidence: 0.9\n")
+    assert len(found) == 1
+    assert found[0].startswith("config.yaml:9: ladder.race_confidence: ")
+    assert "needs top" in found[0]
 
 
 def test_a_ladder_mapping_needs_format_ladder(tmp_path: Path) -> None:

@@ -402,6 +402,23 @@ def test_final_pairs_fill_a_round_with_the_least_known_pairs() -> None:
     assert len(final_pairs(state, range(6), {frozenset(("a", "z"))})) == 15
 
 
+def test_a_looser_race_confidence_rests_more_bots_on_the_same_results() -> None:
+    """``race_confidence`` is the one-sided confidence of leaving the race: on the same
+    results, 0.6 rests every bot the default (``1 - 0.05 / 3``) rests and more, and a
+    stricter 0.999 fewer."""
+    truth = {name: 15.0 * index for index, name in enumerate(names(24))}
+    _, results = run_ladder(truth, LadderSettings(rounds=4))
+
+    def resting(race_confidence: float | None) -> set[str]:
+        settings = LadderSettings(top=3, race_confidence=race_confidence)
+        plan = plan_round(list(truth), results, 5, 1, settings, matches_played=2 * len(results))
+        return {name for name, status in plan.status.items() if status == OUT}
+
+    default, loose, strict = resting(None), resting(0.6), resting(0.999)
+    assert strict < default < loose
+    assert resting(1 - 0.05 / 3) == default
+
+
 def test_the_final_starts_when_only_the_final_share_of_the_budget_is_left() -> None:
     """A field the race cannot narrow in time (24 bots 20 Elo apart, top 3, 240 matches):
     once 60 % is spent, the final starts with the best five bots of that round's fit
