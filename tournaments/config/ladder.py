@@ -42,8 +42,9 @@ class LadderSettings:
 
 def race_confidence(settings: LadderSettings) -> float:
     """The one-sided confidence at which a bot leaves the race: ``race_confidence``, or by
-    default ``1 - (1 - confidence) / top``, stricter than the certification since leaving
-    is for good and any of the top K could be the one sent away by mistake."""
+    default ``1 - (1 - confidence) / top``, stricter than the certification: a bot out of
+    the race plays no more games that could correct a mistake, and any of the top K could
+    be the one sent away."""
     if settings.race_confidence is not None:
         return settings.race_confidence
     return 1 - (1 - settings.confidence) / (settings.top or 1)

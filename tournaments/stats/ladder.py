@@ -11,7 +11,7 @@ says who meets in the next one:
   neighbourhood). The pairing and the race use the larger
   of a bot's two standard errors, by pair and by match: from a bot's few pairs the spread
   of pair results is a poor estimate (one pair that went as expected would give none),
-  and a bot that leaves the race does not come back.
+  and a bot that leaves the race plays no more games that could correct it.
 - **Out of the race** (with ``top: K``): a bot leaves the race when at least K bots are
   above it, each at the confidence ``race_confidence``, by default ``1 - (1 - confidence)
   / K`` (one-sided, the two ratings' covariance ignored, which widens the comparison):
