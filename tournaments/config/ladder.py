@@ -110,6 +110,20 @@ def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str,
                     f"race_confidence must be between 0.5 and 1, got {settings.race_confidence}",
                 )
             )
+        elif (
+            settings.race_confidence < settings.confidence
+            and settings.max_matches is None
+            and settings.rounds is None
+        ):
+            problems.append(
+                (
+                    "race_confidence",
+                    f"race_confidence {settings.race_confidence} below confidence "
+                    f"{settings.confidence} needs a budget (max_matches or rounds): a bot can "
+                    "then rest while its comparison with the top is still open, and only the "
+                    "budget would end the ladder",
+                )
+            )
     finalists = settings.finalists
     if finalists is not None:
         if top is None:

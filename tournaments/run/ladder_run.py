@@ -95,8 +95,8 @@ def pair_outcomes(plan: RoundPlan, winners: Mapping[str, str | None]) -> list[Pa
 
 def ladder_budget(settings: LadderSettings) -> int | None:
     """The most matches the settings allow (``max_matches``), or None when rounds or the
-    certification alone stop the ladder (a final round's round robin has more pairs than a
-    Swiss round: rounds alone bound no count of matches)."""
+    certification alone stop the ladder (a final round can have more pairs than a Swiss
+    round: rounds alone bound no count of matches)."""
     return settings.max_matches
 
 

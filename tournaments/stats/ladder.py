@@ -35,8 +35,9 @@ says who meets in the next one:
   field and budget the race alone narrows the field too late to leave the leaders games
   enough to be ordered), each round plays one pair for every comparison of two finalists
   that the certification still has open (:func:`final_pairs`; filled up to half the
-  finalists with the other pairs of them least known, a round robin of them if none is
-  open): a comparison already decided has nothing left to learn from its two bots' games.
+  finalists with the other pairs of them least known, a round robin of them if none of the
+  open comparisons is between two finalists): a comparison already decided has nothing
+  left to learn from its two bots' games.
 - **Certification.** The top K is certified when each of them is above every other bot,
   and each above the next, with a likelihood of superiority of at least ``confidence`` (each
   comparison on its own, not simultaneously; the lower of the fit's LOS by pair and by
@@ -430,14 +431,15 @@ def final_pairs(
     comparison of two finalists that the certification still has open (``open_pairs``:
     neighbours in the top K, each of the top K against each bot below it), then, should
     that be fewer than half the finalists, the other pairs of them whose order is least
-    known up to that many, so that a round keeps most finalists playing; a round robin of
+    known up to that many (a perfect matching's worth of pairs, though a bot may play
+    twice and another not at all; the finalists left idle are not byes); a round robin of
     them when none of the open comparisons is between two finalists.
 
     A pair whose comparison is decided teaches the certification little, while the open
     ones need games against each other: a round robin of the finalists, or every pair with
     a bot whose place is open, spent most of a small final on pairs nobody asked about.
     """
-    ranked = sorted(finalists, key=lambda p: -float(state.elo[p]))
+    ranked = sorted(finalists, key=lambda p: (-float(state.elo[p]), p))
     everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
     names = state.names
     asked = [(a, b) for a, b in everyone if frozenset((names[a], names[b])) in open_pairs]
@@ -526,10 +528,18 @@ def plan_round(
         else:
             pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:
-            # The budget's last round: keep the pairs whose order is least known.
-            keep = sorted(pairs, key=lambda pair: -_weight(state, pair[0], pair[1], 0.0))[
-                : int(budget // 2)
-            ]
+            # The budget's last round: keep the pairs whose order is least known, in a final
+            # the comparisons still open before the pairs that only fill its round.
+            asked = {
+                pair for pair in pairs if frozenset((bots[pair[0]], bots[pair[1]])) in open_pairs
+            }
+            keep = sorted(
+                pairs,
+                key=lambda pair: (
+                    phase == FINAL and pair not in asked,
+                    -_weight(state, pair[0], pair[1], 0.0),
+                ),
+            )[: int(budget // 2)]
             cut = set(pairs) - set(keep)
             pairs = [pair for pair in pairs if pair not in cut]
             left_out = {p for pair in cut for p in pair} - {p for pair in pairs for p in pair}

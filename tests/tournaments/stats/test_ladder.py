@@ -217,6 +217,17 @@ def test_results_of_bots_that_left_still_count() -> None:
         (LadderSettings(top=10, finalists=4), "finalists", "between top (10) and the field"),
         (LadderSettings(final_share=1.0), "final_share", "at least 0 and below 1, got 1.0"),
         (LadderSettings(final_share=-0.1), "final_share", "at least 0 and below 1"),
+        (LadderSettings(race_confidence=0.9), "race_confidence", "race_confidence needs top"),
+        (
+            LadderSettings(top=3, race_confidence=0.5, rounds=9),
+            "race_confidence",
+            "between 0.5 and 1, got 0.5",
+        ),
+        (
+            LadderSettings(top=3, race_confidence=0.9),
+            "race_confidence",
+            "below confidence 0.95 needs a budget (max_matches or rounds)",
+        ),
     ],
 )
 def test_bad_settings_are_named_by_key(settings: LadderSettings, key: str, message: str) -> None:
@@ -227,6 +238,9 @@ def test_bad_settings_are_named_by_key(settings: LadderSettings, key: str, messa
 
 def test_good_settings_have_no_problems() -> None:
     assert check_settings(LadderSettings(top=10, max_matches=64, rounds=3), 64) == []
+    # A race stricter than the certification needs no budget; a looser one has one.
+    assert check_settings(LadderSettings(top=3, race_confidence=0.99), 64) == []
+    assert check_settings(LadderSettings(top=3, race_confidence=0.9, rounds=9), 64) == []
 
 
 def test_perfect_matchings_are_all_the_matchings() -> None:
@@ -386,6 +400,24 @@ def test_the_final_plays_the_comparisons_still_open() -> None:
         skipped += len(finalists) * (len(finalists) - 1) // 2 - len(plan.pairs)
     assert skipped > 0
     assert plans[-1].certification.certified
+
+
+def test_the_budget_cut_of_a_final_round_keeps_the_open_comparisons() -> None:
+    """The last round of a final cut to the budget keeps the comparisons still open before
+    the pairs that only fill a round, even when those are closer (seed 5: one pair left
+    for the open #1 over #2 and a fill-in pair of two bots of the flat field)."""
+    truth = {"ace": 400.0, "king": 380.0} | {name: 0.0 for name in names(10)}
+    settings = LadderSettings(top=2, max_matches=150, finalists=8)
+    plans, results = run_ladder(truth, settings, seed=5)
+    assert 2 * len(results) == 150
+    last = next(plan for plan in reversed(plans) if plan.pairs)
+    assert last.phase == FINAL
+    asked = {
+        frozenset(found)
+        for text in last.certification.open
+        for found in re.findall(r"#\d+ (\S+) over #\d+ (\S+):", text)
+    }
+    assert {frozenset(pair) for pair in last.pairs} <= asked
 
 
 def test_final_pairs_fill_a_round_with_the_least_known_pairs() -> None:
