@@ -56,27 +56,38 @@ def default_finalists(top: int, field_size: int) -> int:
     return min(field_size, top + max(2, top // 2))
 
 
-def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str, str]]:
-    """Problems with ``settings`` for a field of ``field_size`` bots, as (key, message)."""
+def check_settings(settings: LadderSettings, field_size: int | None) -> list[tuple[str, str]]:
+    """Problems with ``settings`` for a field of ``field_size`` bots, as (key, message);
+    with ``field_size`` None (a league's field, known only when it runs), the problems
+    that do not depend on the field."""
     problems: list[tuple[str, str]] = []
-    if field_size < 2:
+    if field_size is not None and field_size < 2:
         problems.append(("bots", f"a ladder needs at least 2 bots, got {field_size}"))
     top = settings.top
     if top is not None and top < 1:
         problems.append(("top", f"top must be at least 1, got {top}"))
-    elif top is not None and top > field_size:
+    elif top is not None and field_size is not None and top > field_size:
         problems.append(("top", f"top {top} is larger than the field of {field_size} bots"))
     if not 0.5 < settings.confidence < 1:
         problems.append(
             ("confidence", f"confidence must be between 0.5 and 1, got {settings.confidence}")
         )
-    one_round = 2 * (field_size // 2)
-    if settings.max_matches is not None and settings.max_matches < max(one_round, 2):
+    if field_size is not None and settings.max_matches is not None:
+        one_round = max(2 * (field_size // 2), 2)
+        if settings.max_matches < one_round:
+            problems.append(
+                (
+                    "max_matches",
+                    f"below one round: {settings.max_matches} matches, but a round of "
+                    f"{field_size} bots is {one_round} matches (a duplicate pair per bot)",
+                )
+            )
+    elif settings.max_matches is not None and settings.max_matches < 2:
         problems.append(
             (
                 "max_matches",
-                f"below one round: {settings.max_matches} matches, but a round of "
-                f"{field_size} bots is {one_round} matches (a duplicate pair per bot)",
+                f"below one duplicate pair: {settings.max_matches} matches, and a ladder "
+                "plays its bots in duplicate pairs of 2 matches",
             )
         )
     if settings.rounds is not None and settings.rounds < 1:
@@ -128,7 +139,11 @@ def check_settings(settings: LadderSettings, field_size: int) -> list[tuple[str,
     if finalists is not None:
         if top is None:
             problems.append(("finalists", "finalists needs top: the final decides the top K"))
-        elif finalists < top or finalists > field_size:
+        elif finalists < top:
+            problems.append(
+                ("finalists", f"finalists must be at least top ({top}), got {finalists}")
+            )
+        elif field_size is not None and finalists > field_size:
             problems.append(
                 (
                     "finalists",

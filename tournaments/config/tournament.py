@@ -983,7 +983,8 @@ def _cross_checks(config: TournamentConfig) -> list[PathError]:
 
 def _ladder_checks(config: TournamentConfig) -> list[PathError]:
     """A ladder's keys against its format and field: the planner's own checks, located at
-    the key they name (a league's field is known only when it runs: checked then)."""
+    the key they name (a league's field is known only when it runs: the checks that need
+    its size are made then)."""
     if config.format != "ladder":
         return (
             []
@@ -999,9 +1000,10 @@ def _ladder_checks(config: TournamentConfig) -> list[PathError]:
                 "a budget in 'ladder' (max_matches or rounds) instead",
             )
         )
-    if config.submissions is None and len(config.bots) >= 2:
+    field_size = None if config.submissions is not None else len(config.bots)
+    if field_size is None or field_size >= 2:
         settings = (config.ladder or LadderConfig()).settings()
-        for key, message in check_settings(settings, len(config.bots)):
+        for key, message in check_settings(settings, field_size):
             where = ("ladder", key) if config.ladder is not None else ("format",)
             problems.append(PathError(where, message))
     return problems

@@ -116,3 +116,25 @@ def test_a_budget_below_one_round_is_rejected_at_its_key(tmp_path: Path) -> None
     found = errors(tmp_path, BOTS + "format: ladder\nladder:\n  max_matches: 2\n")
     assert len(found) == 1
     assert found[0].startswith("config.yaml:9: ladder.max_matches: ")
+
+
+def test_a_leagues_ladder_is_checked_at_load_where_its_field_does_not_matter(
+    tmp_path: Path,
+) -> None:
+    """A league's field is known only when it runs, but a key that needs ``top``, or a
+    ``finalists`` below it, is wrong whatever the field: named with its line at load."""
+    league = "name: l\nsubmissions: subs\nformat: ladder\nladder:\n"
+    found = errors(tmp_path, league + "  race_confidence: 0.9\n  finalists: 3\n")
+    assert found == [
+        "config.yaml:5: ladder.race_confidence: race_confidence needs top: only a top K has a race",
+        "config.yaml:6: ladder.finalists: finalists needs top: the final decides the top K",
+    ]
+    found = errors(tmp_path, league + "  top: 5\n  finalists: 4\n")
+    assert found == ["config.yaml:6: ladder.finalists: finalists must be at least top (5), got 4"]
+    found = errors(tmp_path, league + "  top: 3\n  race_confidence: 0.9\n")
+    assert len(found) == 1
+    assert found[0].startswith("config.yaml:6: ladder.race_confidence: race_confidence 0.9 ")
+    assert "needs a budget" in found[0]
+    # What depends on the field is left to the run: a top larger than today's field loads.
+    setup = load(tmp_path, league + "  top: 50\n  finalists: 60\n  max_matches: 10\n")
+    assert setup.ladder == LadderSettings(top=50, finalists=60, max_matches=10)

@@ -214,7 +214,8 @@ def test_results_of_bots_that_left_still_count() -> None:
         (LadderSettings(random_share=-0.1), "random_share", "between 0 and 1"),
         (LadderSettings(prior_games=0), "prior_games", "must be > 0"),
         (LadderSettings(finalists=5), "finalists", "finalists needs top"),
-        (LadderSettings(top=10, finalists=4), "finalists", "between top (10) and the field"),
+        (LadderSettings(top=10, finalists=4), "finalists", "at least top (10), got 4"),
+        (LadderSettings(top=10, finalists=65), "finalists", "between top (10) and the field"),
         (LadderSettings(final_share=1.0), "final_share", "at least 0 and below 1, got 1.0"),
         (LadderSettings(final_share=-0.1), "final_share", "at least 0 and below 1"),
         (LadderSettings(race_confidence=0.9), "race_confidence", "race_confidence needs top"),
@@ -234,6 +235,15 @@ def test_bad_settings_are_named_by_key(settings: LadderSettings, key: str, messa
     problems = check_settings(settings, 64)
     assert [found for found, _ in problems] == [key]
     assert message in problems[0][1]
+
+
+def test_a_field_not_yet_known_leaves_out_the_checks_that_need_its_size() -> None:
+    """A league's settings at load: its field is known only when it runs."""
+    assert check_settings(LadderSettings(top=80, finalists=90, max_matches=40), None) == []
+    assert check_settings(LadderSettings(top=80, finalists=90, max_matches=40), 64) != []
+    problems = check_settings(LadderSettings(max_matches=1, finalists=3), None)
+    assert [key for key, _ in problems] == ["max_matches", "finalists"]
+    assert "below one duplicate pair: 1 matches" in problems[0][1]
 
 
 def test_good_settings_have_no_problems() -> None:
