@@ -21,7 +21,11 @@ least) / most``, whose target is at most 25 %.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/ladder_league.py [--bots 64] [--seeds 30]
                                                               [--history 20] [--top K]
-        [--random-share 0.1] [--repeat-penalty 100]
+        [--random-share 0.1] [--repeat-penalty 100] [--oracle PENALTY]
+
+``--oracle``: the new version's opponent each round is the one an oracle that knows the
+true ratings would choose (the nearest to its own, each earlier meeting adding PENALTY
+Elo): what no pairing could better by choosing the new version's opponents.
 """
 
 from __future__ import annotations
@@ -117,6 +121,41 @@ class LeagueRun:
     spreads: list[float]
 
 
+def oracle_pairs(
+    pairs: list[tuple[int, int]],
+    newcomer: int,
+    field: Field,
+    meetings: Counter[frozenset[int]],
+    repeat_penalty: float,
+) -> list[tuple[int, int]]:
+    """``pairs`` with the newcomer's opponent swapped for the bot that an oracle knowing the
+    true ratings would choose: the nearest to the newcomer's true rating, each earlier
+    meeting of the two adding ``repeat_penalty`` Elo (the bound of what a pairing could
+    do for the newcomer; its opponent's old partner takes the one left)."""
+    at = next((index for index, pair in enumerate(pairs) if newcomer in pair), None)
+    if at is None:
+        return pairs
+    given = pairs[at][1] if pairs[at][0] == newcomer else pairs[at][0]
+    in_play = sorted({bot for pair in pairs for bot in pair} - {newcomer})
+    cost = [
+        abs(float(field.elo[newcomer] - field.elo[bot]))
+        + repeat_penalty * meetings[frozenset((newcomer, bot))]
+        for bot in in_play
+    ]
+    chosen = in_play[int(np.argmin(cost))]
+    if chosen == given:
+        return pairs
+    swapped = []
+    for pair in pairs:
+        if newcomer in pair:
+            swapped.append((newcomer, chosen))
+        elif chosen in pair:
+            swapped.append((given, pair[1] if pair[0] == chosen else pair[0]))
+        else:
+            swapped.append(pair)
+    return swapped
+
+
 def one_league(
     seed: int,
     bots: int,
@@ -124,9 +163,11 @@ def one_league(
     max_pairs: int,
     kappa: float,
     settings: LadderSettings,
+    oracle_penalty: float | None = None,
 ) -> LeagueRun:
     """One seed: a league of ``bots`` plays ``history`` rounds, then a new version replaces
-    the first bot and plays until placed (or ``max_pairs``)."""
+    the first bot and plays until placed (or ``max_pairs``). With ``oracle_penalty``, the
+    new version's opponent each round is the oracle's (:func:`oracle_pairs`)."""
     rng = np.random.default_rng(seed)
     field = make_field("normal", bots + 1, rng)  # the last one is the new version
     position = {name: index for index, name in enumerate(field.names)}
@@ -141,6 +182,7 @@ def one_league(
     width_at_budget: float | None = None
     known_width: float | None = None
     error_at_budget: float | None = None
+    meetings: Counter[frozenset[int]] = Counter()
     round_number = 0
     while True:
         round_number += 1
@@ -185,6 +227,10 @@ def one_league(
             break
         plans.append(plan)
         pairs = [(position[a], position[b]) for a, b in plan.pairs]
+        if oracle_penalty is not None and round_number > history:
+            pairs = oracle_pairs(pairs, position[newcomer], field, meetings, oracle_penalty)
+        for pair in pairs:
+            meetings[frozenset(pair)] += 1
         outcomes.extend(record(field, pairs, round_number, kappa, rng))
     return LeagueRun(
         placed_by_pair,
@@ -243,6 +289,14 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=None)
     parser.add_argument("--random-share", type=float, default=LadderSettings().random_share)
     parser.add_argument("--repeat-penalty", type=float, default=LadderSettings().repeat_penalty)
+    parser.add_argument(
+        "--oracle",
+        type=float,
+        default=None,
+        metavar="PENALTY",
+        help="the new version's opponent chosen by an oracle that knows the true ratings: "
+        "the nearest to its own, each earlier meeting adding PENALTY Elo",
+    )
     arguments = parser.parse_args()
     settings = LadderSettings(
         top=arguments.top,
@@ -258,6 +312,7 @@ def main() -> None:
             arguments.max_pairs,
             arguments.kappa,
             settings,
+            arguments.oracle,
         )
         for seed in range(1, arguments.seeds + 1)
     ]
@@ -271,7 +326,9 @@ def main() -> None:
     print(
         f"{arguments.bots} bots, top {arguments.top}, random share {settings.random_share}, "
         f"repeat penalty {settings.repeat_penalty}, κ {arguments.kappa}, "
-        f"{arguments.history} rounds before the new version, {arguments.seeds} seeds "
+        f"{arguments.history} rounds before the new version, {arguments.seeds} seeds"
+        + ("" if arguments.oracle is None else f", oracle's pairing (repeats +{arguments.oracle})")
+        + " "
         f"({time.perf_counter() - started:.0f} s)"
     )
     print(f"pairs until ±{PLACED_ELO:g} by pair: {_summary(by_pair, arguments.max_pairs)}")

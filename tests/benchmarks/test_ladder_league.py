@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from benchmarks.ladder_league import (
     known_opponents_width,
     ninetieth,
     one_league,
+    oracle_pairs,
 )
 from benchmarks.large_field import Field, play_pairs
 from tournaments.stats.ladder import LadderSettings
@@ -89,3 +91,17 @@ def test_the_ninetieth_percentile_is_the_nearest_rank() -> None:
     assert ninetieth(list(range(1, 31))) == 27
     assert ninetieth(list(range(1, 11))) == 9
     assert ninetieth([5.0]) == 5.0
+
+
+def test_the_oracle_gives_the_newcomer_the_opponent_nearest_its_true_rating() -> None:
+    elo = np.array([0.0, 100.0, 210.0, 290.0, 400.0, 500.0])
+    field = Field(tuple(f"b{i}" for i in range(6)), elo, np.zeros(6), 0.0)
+    pairs = [(5, 0), (1, 4), (2, 3)]
+    # The newcomer (bot 5, at 500) would rather meet bot 4 (at 400): their partners swap.
+    swapped = oracle_pairs(pairs, 5, field, Counter(), 25.0)
+    assert swapped == [(5, 4), (0, 1), (2, 3)]
+    # Five earlier meetings with bot 4 cost 125 Elo: 225 against bot 3's 210.
+    met = Counter({frozenset((5, 4)): 5})
+    assert oracle_pairs(pairs, 5, field, met, 25.0) == [(5, 3), (1, 4), (0, 2)]
+    # A newcomer with no pair this round (a bye) is left alone.
+    assert oracle_pairs(pairs[1:], 5, field, Counter(), 25.0) == pairs[1:]
