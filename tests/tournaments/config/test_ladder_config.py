@@ -135,6 +135,13 @@ def test_a_leagues_ladder_is_checked_at_load_where_its_field_does_not_matter(
     assert len(found) == 1
     assert found[0].startswith("config.yaml:6: ladder.race_confidence: race_confidence 0.9 ")
     assert "needs a budget" in found[0]
+    # A league's field is at least the config's own bots: a budget below their round.
+    found = errors(
+        tmp_path, BOTS + "submissions: subs\nformat: ladder\nladder:\n  max_matches: 2\n"
+    )
+    assert len(found) == 1
+    assert found[0].startswith("config.yaml:10: ladder.max_matches: below one round: 2 matches")
+    assert "the config's 4 bots" in found[0]
     # What depends on the field is left to the run: a top larger than today's field loads.
     setup = load(tmp_path, league + "  top: 50\n  finalists: 60\n  max_matches: 10\n")
     assert setup.ladder == LadderSettings(top=50, finalists=60, max_matches=10)
