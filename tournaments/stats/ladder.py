@@ -28,15 +28,6 @@ says who meets in the next one:
   fit has their order wrong, ``2 Φ(-z)`` with ``z`` their distance in standard errors:
   close and uncertain bots meet. Every earlier meeting adds ``repeat_penalty`` Elo to the
   distance.
-- **Placing** (a league's new version). A bot that joined the field late (its first pair
-  later than the median bot's of the round) and has played at least :data:`PLACING_LAG`
-  pairs fewer than the median bot is paired before the matching and the random share,
-  with the bot of the round nearest its rating (each earlier meeting of the two adding
-  :data:`PLACING_REPEAT_SHARE` of ``repeat_penalty``). In the matching, a bot whose rating
-  is far less known than its neighbours' has nearly the same weight with each of them, and
-  so gets whichever partner is left: a new version in a league of 64 bots met opponents
-  about 95 Elo from its own rating on average (69 with placing), where a pair tells most
-  at an even score.
 - **Final.** Once no more than ``finalists`` contenders are left (at least K + 1, filled up
   with the best bots out of the race), or once all but ``final_share`` of the budget is
   spent (then the ``finalists`` best contenders of each round's fit play on and the others
@@ -90,8 +81,6 @@ __all__ = [
     "FINAL",
     "FINALIST",
     "OUT",
-    "PLACING_LAG",
-    "PLACING_REPEAT_SHARE",
     "SWISS",
     "WHOLE_MATCHING",
     "WINDOW",
@@ -105,7 +94,6 @@ __all__ = [
     "final_pairs",
     "fit_inputs",
     "perfect_matchings",
-    "placing_pairs",
     "plan_round",
     "swiss_pairs",
 ]
@@ -125,13 +113,6 @@ WHOLE_MATCHING = 32
 #: matchings of 10 bots at once (numpy), and bots far apart in rating would not be paired by
 #: a whole matching anyway (the random share does that).
 WINDOW = 10
-#: A bot placing (see the module's description) has played at least this many pairs fewer
-#: than the median of the round's bots (a swiss round's bye makes one).
-PLACING_LAG = 2
-#: The share of ``repeat_penalty`` a placing bot's repeats cost: it needs its nearest
-#: opponents more than variety (at the full penalty, 64 pairs in a field of 64 bots spread
-#: it over most of the field).
-PLACING_REPEAT_SHARE = 0.25
 # An edge weight's floor (over 1 + z), so that the matching still tells pairs apart.
 _WEIGHT_FLOOR = 1e-9
 
@@ -204,8 +185,6 @@ class FieldState:
     variance: np.ndarray
     pairs_played: Counter[str]
     meetings: Counter[frozenset[str]]
-    #: The round of each bot's first pair (with a decided match); a bot not in it has none.
-    first_round: dict[str, int] = field(default_factory=dict)
 
 
 def fit_inputs(
@@ -239,14 +218,11 @@ def _fit_field(
     wins, pairs = fit_inputs(ordered)
     pairs_played: Counter[str] = Counter()
     meetings: Counter[frozenset[str]] = Counter()
-    first_round: dict[str, int] = {}
     for outcome in ordered:
         if outcome.first_wins + outcome.second_wins:
             pairs_played[outcome.first] += 1
             pairs_played[outcome.second] += 1
             meetings[frozenset((outcome.first, outcome.second))] += 1
-            first_round.setdefault(outcome.first, outcome.round)
-            first_round.setdefault(outcome.second, outcome.round)
     # Bots that left the field (older league versions) still tell about their opponents.
     known = set(bots)
     others = sorted({name for pair in wins for name in pair} - known)
@@ -269,7 +245,7 @@ def _fit_field(
             continue
         elo[position] = rating.elo
         variance[position] = max(rating.stderr, rating.match_stderr) ** 2
-    return fit, FieldState(tuple(bots), elo, variance, pairs_played, meetings, first_round)
+    return fit, FieldState(tuple(bots), elo, variance, pairs_played, meetings)
 
 
 def _out_of_race(state: FieldState, top: int, confidence: float) -> np.ndarray:
@@ -420,9 +396,7 @@ def swiss_pairs(
         bye = min(candidates, key=lambda p: tiebreak[p])
         byes.append(bye)
         active = [p for p in active if p != bye]
-    pairs = placing_pairs(state, active, settings.repeat_penalty, tiebreak, round_number)
-    taken = {position for pair in pairs for position in pair}
-    active = [p for p in active if p not in taken]
+    pairs: list[tuple[int, int]] = []
     expected = settings.random_share * len(active) / 2
     random_count = min(len(active) // 2, int(expected + rng.random()))
     if random_count:
@@ -448,72 +422,6 @@ def swiss_pairs(
             _match_windows(state, np.array(windows, dtype=np.int64), settings.repeat_penalty)
         )
     return pairs, byes
-
-
-def placing_pairs(
-    state: FieldState,
-    active: Sequence[int],
-    repeat_penalty: float,
-    tiebreak: Mapping[int, float],
-    round_number: int,
-) -> list[tuple[int, int]]:
-    """The pairs of the placing bots among ``active`` (positions in ``state``) in round
-    ``round_number`` (see the module's description): the fewest pairs played first, each
-    with the unpaired bot nearest its rating, placed bots before other placing ones,
-    repeats counted as distance and ties going to the better-known bot."""
-    if not active:
-        return []
-    names = state.names
-    played = {p: state.pairs_played[names[p]] for p in active}
-    joined = {p: state.first_round.get(names[p], round_number) for p in active}
-    most_played = float(np.median(list(played.values())))
-    most_joined = float(np.median(list(joined.values())))
-    placing = sorted(
-        (p for p in active if played[p] + PLACING_LAG <= most_played and joined[p] > most_joined),
-        key=lambda p: (played[p], tiebreak[p]),
-    )
-    if not placing:
-        return []
-    candidates = np.array(sorted(active), dtype=np.int64)
-    free = np.ones(len(candidates), dtype=bool)
-    slot = {int(p): at for at, p in enumerate(candidates)}
-    is_placing = np.zeros(len(candidates), dtype=bool)
-    is_placing[[slot[p] for p in placing]] = True
-    ties = np.array([tiebreak[int(p)] for p in candidates])
-    met: dict[int, np.ndarray] = {p: np.zeros(len(candidates)) for p in placing}
-    position = {name: at for at, name in enumerate(names)}
-    for pair, count in state.meetings.items():
-        first, second = (position.get(name) for name in pair)
-        for bot, other in ((first, second), (second, first)):
-            if bot in met and other in slot:
-                met[bot][slot[other]] += count
-    pairs: list[tuple[int, int]] = []
-    for bot in placing:
-        if not free[slot[bot]]:
-            continue
-        free[slot[bot]] = False
-        cost = (
-            np.abs(state.elo[candidates] - state.elo[bot])
-            + PLACING_REPEAT_SHARE * repeat_penalty * met[bot]
-        )
-        open_ = np.flatnonzero(free)
-        if not len(open_):
-            break
-        # The last key sorts first: placed bots, then the nearest, the better known, the draw.
-        best = open_[
-            np.lexsort(
-                (
-                    ties[open_],
-                    state.variance[candidates[open_]],
-                    cost[open_],
-                    is_placing[open_],
-                )
-            )[0]
-        ]
-        free[best] = False
-        other = int(candidates[best])
-        pairs.append((min(bot, other), max(bot, other)))
-    return pairs
 
 
 def final_pairs(

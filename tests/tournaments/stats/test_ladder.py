@@ -6,7 +6,6 @@ import itertools
 import math
 import random
 import re
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from statistics import NormalDist
@@ -19,23 +18,20 @@ from tournaments.stats.ladder import (
     FINAL,
     FINALIST,
     OUT,
-    PLACING_REPEAT_SHARE,
     SWISS,
     WINDOW,
     FieldState,
     LadderSettings,
     PairOutcome,
     RoundPlan,
-    _fit_field,
     check_settings,
     final_pairs,
     fit_inputs,
     perfect_matchings,
-    placing_pairs,
     plan_round,
     swiss_pairs,
 )
-from tournaments.stats.ratings import DEFAULT_ELO, expected_score, fit_elo
+from tournaments.stats.ratings import expected_score, fit_elo
 
 
 def play_pair(first: str, second: str, truth: Mapping[str, float], rng: random.Random) -> int:
@@ -518,102 +514,3 @@ def test_the_round_budget_counts_the_rounds_played_as_given() -> None:
     # A plan that stops for the budget does not claim a final it never played.
     assert plan(10).phase == SWISS
     assert plan(None).stop  # by default every round before this one was the field's
-
-
-def _league_state(newcomer_elo: float, met: Mapping[str, int]) -> FieldState:
-    """Twelve bots 30 Elo apart that joined in round 1 and played 10 pairs each, and a
-    newcomer (``new``, the last) that joined in round 9 with 2 pairs, ``met`` the bots it met."""
-    bots = (*names(12), "new")
-    played: Counter[str] = Counter(dict.fromkeys(names(12), 10))
-    played["new"] = sum(met.values())
-    return FieldState(
-        bots,
-        np.array([30.0 * index for index in range(12)] + [newcomer_elo]),
-        np.array([40.0**2] * 12 + [150.0**2]),
-        played,
-        Counter({frozenset(("new", name)): count for name, count in met.items()}),
-        {**dict.fromkeys(names(12), 1), "new": 9},
-    )
-
-
-def test_a_late_joiner_is_paired_first_with_the_bot_nearest_its_rating() -> None:
-    """In the matching a bot known far worse than its neighbours has nearly the same weight
-    with each, and got whichever partner was left; placing pairs it with its nearest."""
-    tiebreak = {position: 0.5 for position in range(13)}
-    state = _league_state(104.0, {"bot00": 1, "bot11": 1})
-    active = list(range(1, 13))  # bot00 sits out: twelve in play
-    assert placing_pairs(state, active, 100.0, tiebreak, 10) == [(3, 12)]  # 90 is 14 away
-    # Each earlier meeting adds a share of the repeat penalty: one with bot03 costs 25 Elo.
-    state = _league_state(104.0, {"bot03": 1, "bot11": 1})
-    assert PLACING_REPEAT_SHARE * 100.0 == 25.0
-    assert placing_pairs(state, active, 100.0, tiebreak, 10) == [(4, 12)]  # 16 < 14 + 25
-    state = _league_state(104.0, {"bot03": 3, "bot04": 3})
-    assert placing_pairs(state, active, 100.0, tiebreak, 10) == [(2, 12)]
-    assert placing_pairs(state, active, 0.0, tiebreak, 10) == [(3, 12)]
-    # The full round: the newcomer's pair, the others matched as before, no one twice.
-    settings = LadderSettings(random_share=0.5, repeat_penalty=100.0)
-    pairs, byes = swiss_pairs(_league_state(104.0, {}), active, settings, 10, random.Random(5))
-    assert (3, 12) in pairs
-    assert not byes
-    assert sorted(p for pair in pairs for p in pair) == sorted(active)
-
-
-def test_no_bot_is_placing_in_a_field_that_began_together() -> None:
-    """A tournament's bots all join in round 1 (or 2, after a first bye) and differ by at
-    most one pair: no one is placing, so the matching pairs everyone as before."""
-    truth = {name: 25.0 * index for index, name in enumerate(names(15))}
-    settings = LadderSettings(rounds=8, top=3)
-    plans, results = run_ladder(truth, settings)
-    for plan in plans:
-        earlier = [r for r in results if r.round < plan.round_number]
-        _, state = _fit_field(list(truth), earlier, settings)
-        active = [p for p, name in enumerate(truth) if name not in plan.byes + plan.resting]
-        tiebreak = dict.fromkeys(active, 0.5)
-        assert placing_pairs(state, active, 100.0, tiebreak, plan.round_number) == []
-    # The same field with a bot that joins in round 5 (a tournament resumed with bots
-    # added): it is placing from its first round on.
-    late = {**truth, "late": 180.0}
-    bots = list(late)
-    earlier = [r for r in results if r.round < 5]
-    _, state = _fit_field(bots, earlier, settings)
-    active = [p for p, name in enumerate(bots) if name != "bot00"]
-    pairs = placing_pairs(state, active, 100.0, dict.fromkeys(active, 0.5), 5)
-    assert [bots[p] for pair in pairs for p in pair if bots[p] != "late"] == [
-        min(bots[1:-1], key=lambda name: abs(float(state.elo[bots.index(name)]) - DEFAULT_ELO))
-    ]
-
-
-def test_a_league_places_a_new_version_against_closer_opponents() -> None:
-    """A league of 24 bots plays 4 rounds, then a new version replaces one: over its next
-    24 rounds its opponents are nearer its true rating with placing than with the
-    matching alone (the same seeds and field)."""
-    import tournaments.stats.ladder as ladder
-
-    rng = random.Random(8)
-    truth = {name: rng.gauss(0, 200) for name in names(24)}
-    truth["new"] = 120.0
-
-    def distance() -> float:
-        play = random.Random(3)
-        settings = LadderSettings()
-        results: list[PairOutcome] = []
-        apart = []
-        for round_number in range(1, 29):
-            bots = names(24) if round_number <= 4 else [*names(24)[1:], "new"]
-            plan = plan_round(bots, results, round_number, 2, settings, matches_played=0)
-            for first, second in plan.pairs:
-                if "new" in (first, second):
-                    apart.append(abs(truth[first] - truth[second]))
-                won = play_pair(first, second, truth, play)
-                results.append(PairOutcome(first, second, won, 2 - won, round_number))
-        assert len(apart) == 24
-        return statistics.fmean(apart)
-
-    placed = distance()
-    before = ladder.PLACING_LAG
-    ladder.PLACING_LAG = 10**9  # no one lags that far: the matching alone
-    try:
-        matched = distance()
-    finally:
-        ladder.PLACING_LAG = before
-    assert placed < 0.8 * matched, (placed, matched)
