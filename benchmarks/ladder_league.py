@@ -14,7 +14,8 @@ pairs.
 
 Reported over ``--seeds`` seeds: the new version's duplicate pairs until ±50 (median, 90th
 percentile, most), its error then (fitted minus true, both against the field's mean), its
-half width by pair once it has played 64 pairs (the target's budget); and,
+half width by pair once it has played 64 pairs (the target's budget) and how far its
+opponents in them were from its true rating; and,
 over every window of 10 consecutive rounds of every seed, the spread of games of the bots
 in play throughout the window (not out of the race, in the field all along): ``(most -
 least) / most``, whose target is at most 25 %.
@@ -119,6 +120,8 @@ class LeagueRun:
     #: Its error then (fitted minus true, against the field's mean).
     error_at_budget: float | None
     spreads: list[float]
+    #: How far from its true rating its opponents were in those pairs (Elo, in order).
+    distances: np.ndarray | None = None
 
 
 def oracle_pairs(
@@ -183,6 +186,7 @@ def one_league(
     known_width: float | None = None
     error_at_budget: float | None = None
     meetings: Counter[frozenset[int]] = Counter()
+    distances: np.ndarray | None = None
     round_number = 0
     while True:
         round_number += 1
@@ -206,9 +210,9 @@ def one_league(
                 placed_by_pair = pairs_played
             if width_at_budget is None and pairs_played >= PLACED_PAIRS:
                 width_at_budget = by_pair
-                known_width = known_opponents_width(
-                    _chances(field, position, outcomes, newcomer)[:PLACED_PAIRS], kappa
-                )
+                chances = _chances(field, position, outcomes, newcomer)[:PLACED_PAIRS]
+                known_width = known_opponents_width(chances, kappa)
+                distances = np.abs(400 * np.log10(chances / (1 - chances)))
                 error_at_budget = _error(plan, field, position, current, newcomer)
             if placed is None and wider <= PLACED_ELO:
                 placed = pairs_played
@@ -240,6 +244,7 @@ def one_league(
         known_width,
         error_at_budget,
         _spreads(plans, outcomes),
+        distances,
     )
 
 
@@ -355,6 +360,13 @@ def main() -> None:
         print(
             f"its error then: 1.96 times its root mean square ±{1.96 * spread:.1f} Elo, "
             f"within its interval in {covered} of {len(misses)} seeds"
+        )
+        apart = np.array([run.distances for run in runs if run.distances is not None])
+        print(
+            f"its opponents in those pairs: on average {apart.mean():.0f} Elo from its true "
+            f"rating (pairs 1-16: {apart[:, :16].mean():.0f}, 17-32: {apart[:, 16:32].mean():.0f}"
+            f", 33-64: {apart[:, 32:].mean():.0f}), {100 * (apart > 100).mean():.0f} % more "
+            "than 100 Elo away"
         )
     over = sum(spread > SPREAD_TARGET for spread in spreads)
     print(

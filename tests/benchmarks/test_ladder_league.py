@@ -36,6 +36,11 @@ def test_a_new_version_is_placed_and_its_width_after_the_budget_is_read() -> Non
     assert 0 < run.known_width < math.inf
     assert run.error_at_budget is not None
     assert abs(run.error_at_budget) < 3 * run.width_at_budget
+    # How far its opponents were: one distance a pair, each that of the pair's true chance.
+    assert run.distances is not None
+    assert run.distances.shape == (PLACED_PAIRS,)
+    assert (run.distances >= 0).all()
+    assert run.distances.max() > 0
     # Not placed by the budget means wider than the target at the budget.
     if run.placed_by_pair is None or run.placed_by_pair > PLACED_PAIRS:
         assert run.width_at_budget > PLACED_ELO
@@ -54,6 +59,7 @@ def test_no_width_is_read_before_the_newcomer_has_played_the_budget() -> None:
         settings=LadderSettings(),
     )
     assert run.width_at_budget is None
+    assert run.distances is None
     assert run.known_width is None
     assert run.error_at_budget is None
 
@@ -105,3 +111,17 @@ def test_the_oracle_gives_the_newcomer_the_opponent_nearest_its_true_rating() ->
     assert oracle_pairs(pairs, 5, field, met, 25.0) == [(5, 3), (1, 4), (0, 2)]
     # A newcomer with no pair this round (a bye) is left alone.
     assert oracle_pairs(pairs[1:], 5, field, Counter(), 25.0) == pairs[1:]
+
+
+def test_the_oracle_brings_the_new_versions_opponents_nearer() -> None:
+    """The same league with the oracle choosing the new version's opponents: nearer its true
+    rating than the ladder's pairing gets them (and, with no penalty, always one bot)."""
+    common = {"seed": 2, "bots": 12, "history": 4, "max_pairs": PLACED_PAIRS, "kappa": 0.74}
+    ladder = one_league(**common, settings=LadderSettings())
+    oracle = one_league(**common, settings=LadderSettings(), oracle_penalty=25.0)
+    assert ladder.distances is not None
+    assert oracle.distances is not None
+    assert oracle.distances.mean() < ladder.distances.mean()
+    stuck = one_league(**common, settings=LadderSettings(), oracle_penalty=0.0)
+    assert stuck.distances is not None
+    assert np.ptp(stuck.distances) < 1e-6
