@@ -56,10 +56,13 @@ def default_finalists(top: int, field_size: int) -> int:
     return min(field_size, top + max(2, top // 2))
 
 
-def check_settings(settings: LadderSettings, field_size: int | None) -> list[tuple[str, str]]:
+def check_settings(
+    settings: LadderSettings, field_size: int | None, *, fewest_bots: int = 0
+) -> list[tuple[str, str]]:
     """Problems with ``settings`` for a field of ``field_size`` bots, as (key, message);
     with ``field_size`` None (a league's field, known only when it runs), the problems
-    that do not depend on the field."""
+    that do not depend on the field, the budget checked against a round of
+    ``fewest_bots`` (the config's own bots: the fewest a league's field can have)."""
     problems: list[tuple[str, str]] = []
     if field_size is not None and field_size < 2:
         problems.append(("bots", f"a ladder needs at least 2 bots, got {field_size}"))
@@ -72,24 +75,27 @@ def check_settings(settings: LadderSettings, field_size: int | None) -> list[tup
         problems.append(
             ("confidence", f"confidence must be between 0.5 and 1, got {settings.confidence}")
         )
-    if field_size is not None and settings.max_matches is not None:
-        one_round = max(2 * (field_size // 2), 2)
-        if settings.max_matches < one_round:
-            problems.append(
-                (
-                    "max_matches",
-                    f"below one round: {settings.max_matches} matches, but a round of "
-                    f"{field_size} bots is {one_round} matches (a duplicate pair per bot)",
-                )
+    bots = field_size if field_size is not None else fewest_bots
+    one_round = max(2 * (bots // 2), 2)
+    budget = settings.max_matches
+    if budget is not None and budget < one_round:
+        if field_size is not None:
+            message = (
+                f"below one round: {budget} matches, but a round of {field_size} bots is "
+                f"{one_round} matches (a duplicate pair per bot)"
             )
-    elif settings.max_matches is not None and settings.max_matches < 2:
-        problems.append(
-            (
-                "max_matches",
-                f"below one duplicate pair: {settings.max_matches} matches, and a ladder "
-                "plays its bots in duplicate pairs of 2 matches",
+        elif budget >= 2:
+            message = (
+                f"below one round: {budget} matches, but a round of the config's {bots} "
+                f"bots, the fewest the league's field can have, is {one_round} matches (a "
+                "duplicate pair per bot)"
             )
-        )
+        else:
+            message = (
+                f"below one duplicate pair: {budget} matches, and a ladder plays its bots in "
+                "duplicate pairs of 2 matches"
+            )
+        problems.append(("max_matches", message))
     if settings.rounds is not None and settings.rounds < 1:
         problems.append(("rounds", f"rounds must be at least 1, got {settings.rounds}"))
     if not 0 <= settings.random_share <= 1:

@@ -1003,21 +1003,9 @@ def _ladder_checks(config: TournamentConfig) -> list[PathError]:
     field_size = None if config.submissions is not None else len(config.bots)
     if field_size is None or field_size >= 2:
         settings = (config.ladder or LadderConfig()).settings()
-        for key, message in check_settings(settings, field_size):
+        for key, message in check_settings(settings, field_size, fewest_bots=len(config.bots)):
             where = ("ladder", key) if config.ladder is not None else ("format",)
             problems.append(PathError(where, message))
-        # A league's field is at least its config's own bots.
-        least_round = 2 * (len(config.bots) // 2)
-        budget = settings.max_matches
-        if field_size is None and budget is not None and 2 <= budget < least_round:
-            problems.append(
-                PathError(
-                    ("ladder", "max_matches"),
-                    f"below one round: {budget} matches, but a round of the config's "
-                    f"{len(config.bots)} bots, the fewest the league's field can have, is "
-                    f"{least_round} matches (a duplicate pair per bot)",
-                )
-            )
     return problems
 
 

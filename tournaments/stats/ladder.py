@@ -424,6 +424,11 @@ def swiss_pairs(
     return pairs, byes
 
 
+def _is_open(state: FieldState, pair: tuple[int, int], open_pairs: set[frozenset[str]]) -> bool:
+    """Whether the certification has the comparison of the pair's two bots open."""
+    return frozenset((state.names[pair[0]], state.names[pair[1]])) in open_pairs
+
+
 def final_pairs(
     state: FieldState, finalists: Sequence[int], open_pairs: set[frozenset[str]]
 ) -> list[tuple[int, int]]:
@@ -441,8 +446,7 @@ def final_pairs(
     """
     ranked = sorted(finalists, key=lambda p: (-float(state.elo[p]), p))
     everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
-    names = state.names
-    asked = [(a, b) for a, b in everyone if frozenset((names[a], names[b])) in open_pairs]
+    asked = [pair for pair in everyone if _is_open(state, pair, open_pairs)]
     if not asked:
         return everyone
     chosen = set(asked)
@@ -530,13 +534,10 @@ def plan_round(
         if 2 * len(pairs) > budget:
             # The budget's last round: keep the pairs whose order is least known, in a final
             # the comparisons still open before the pairs that only fill its round.
-            asked = {
-                pair for pair in pairs if frozenset((bots[pair[0]], bots[pair[1]])) in open_pairs
-            }
             keep = sorted(
                 pairs,
                 key=lambda pair: (
-                    phase == FINAL and pair not in asked,
+                    phase == FINAL and not _is_open(state, pair, open_pairs),
                     -_weight(state, pair[0], pair[1], 0.0),
                 ),
             )[: int(budget // 2)]
