@@ -35,9 +35,10 @@ says who meets in the next one:
   field and budget the race alone narrows the field too late to leave the leaders games
   enough to be ordered), each round plays one pair for every comparison of two finalists
   that the certification still has open (:func:`final_pairs`; filled up to half the
-  finalists with the other pairs of them least known, a round robin of them if none of the
-  open comparisons is between two finalists): a comparison already decided has nothing
-  left to learn from its two bots' games.
+  finalists with other pairs of them, those with a bot of an open comparison first, each
+  group least known first; a round robin of them if none of the open comparisons is
+  between two finalists): a comparison already decided has nothing left to learn from its
+  two bots' games.
 - **Certification.** The top K is certified when each of them is above every other bot,
   and each above the next, with a likelihood of superiority of at least ``confidence`` (each
   comparison on its own, not simultaneously; the lower of the fit's LOS by pair and by
@@ -435,14 +436,17 @@ def final_pairs(
     """A final round's pairs of ``finalists`` (positions in ``state``): one for every
     comparison of two finalists that the certification still has open (``open_pairs``:
     neighbours in the top K, each of the top K against each bot below it), then, should
-    that be fewer than half the finalists, the other pairs of them whose order is least
-    known up to that many (a perfect matching's worth of pairs, though a bot may play
-    twice and another not at all; the finalists left idle are not byes); a round robin of
-    them when none of the open comparisons is between two finalists.
+    that be fewer than half the finalists, other pairs up to that many: first those with a
+    bot of an open comparison, then the rest, each by how little the fit knows their order
+    (a perfect matching's worth of pairs, though a bot may play twice and another not at
+    all; the finalists left idle are not byes); a round robin of them when none of the open
+    comparisons is between two finalists.
 
     A pair whose comparison is decided teaches the certification little, while the open
-    ones need games against each other: a round robin of the finalists, or every pair with
-    a bot whose place is open, spent most of a small final on pairs nobody asked about.
+    ones need games against each other, and a round cannot hold a pair twice (a round's
+    matches share its deals). What fills the round is best spent on the bots of the open
+    comparisons too: a game of either against a third finalist moves the difference
+    between them, one between two bots whose places are decided does not.
     """
     ranked = sorted(finalists, key=lambda p: (-float(state.elo[p]), p))
     everyone = [(a, b) for at, a in enumerate(ranked) for b in ranked[at + 1 :]]
@@ -450,9 +454,13 @@ def final_pairs(
     if not asked:
         return everyone
     chosen = set(asked)
+    undecided = {position for pair in asked for position in pair}
     others = sorted(
         (pair for pair in everyone if pair not in chosen),
-        key=lambda pair: -_weight(state, pair[0], pair[1], 0.0),
+        key=lambda pair: (
+            pair[0] not in undecided and pair[1] not in undecided,
+            -_weight(state, pair[0], pair[1], 0.0),
+        ),
     )
     return asked + others[: max(0, len(ranked) // 2 - len(asked))]
 
@@ -533,11 +541,14 @@ def plan_round(
             pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:
             # The budget's last round: keep the pairs whose order is least known, in a final
-            # the comparisons still open before the pairs that only fill its round.
+            # in final_pairs' order of need: the comparisons still open, then the pairs
+            # that fill its round with a bot of one, then the rest.
+            undecided = {p for pair in pairs if _is_open(state, pair, open_pairs) for p in pair}
             keep = sorted(
                 pairs,
                 key=lambda pair: (
                     phase == FINAL and not _is_open(state, pair, open_pairs),
+                    phase == FINAL and pair[0] not in undecided and pair[1] not in undecided,
                     -_weight(state, pair[0], pair[1], 0.0),
                 ),
             )[: int(budget // 2)]

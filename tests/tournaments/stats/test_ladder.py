@@ -430,17 +430,18 @@ def test_the_budget_cut_of_a_final_round_keeps_the_open_comparisons() -> None:
     assert {frozenset(pair) for pair in last.pairs} <= asked
 
 
-def test_final_pairs_fill_a_round_with_the_least_known_pairs() -> None:
+def test_final_pairs_fill_a_round_with_pairs_of_the_open_comparisons_bots() -> None:
     """One open comparison among six finalists: it is played, and two more pairs of
-    finalists, the two whose order the fit knows least; no comparison open among them: a
-    round robin."""
+    finalists with a bot of it, the two whose order the fit knows least, rather than the
+    closer pair of two decided bots; no comparison open among the finalists: a round
+    robin."""
     names_ = ("a", "b", "c", "d", "e", "f")
     elo = np.array([300.0, 290.0, 200.0, 195.0, 0.0, -300.0])
     variance = np.full(6, 40.0**2)
     state = FieldState(names_, elo, variance, Counter(), Counter())
     pairs = final_pairs(state, range(6), {frozenset(("a", "b"))})
-    # (a, b) asked; then c-d (5 Elo apart) and the next closest, b-c (90 apart).
-    assert pairs == [(0, 1), (2, 3), (1, 2)]
+    # (a, b) asked; then b-c (90 Elo apart) and b-d (95), not c-d (5 apart, both decided).
+    assert pairs == [(0, 1), (1, 2), (1, 3)]
     assert len(final_pairs(state, range(6), {frozenset(("a", "z"))})) == 15
 
 
