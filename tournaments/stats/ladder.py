@@ -60,7 +60,7 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
@@ -430,6 +430,22 @@ def _is_open(state: FieldState, pair: tuple[int, int], open_pairs: set[frozenset
     return frozenset((state.names[pair[0]], state.names[pair[1]])) in open_pairs
 
 
+def _final_need(
+    state: FieldState, open_pairs: set[frozenset[str]], undecided: set[int]
+) -> Callable[[tuple[int, int]], tuple[bool, bool, float]]:
+    """The sort key of a final's pairs, most needed first: the comparisons still open, then
+    pairs with a bot of one (``undecided``), then the rest, each group least known first."""
+
+    def need(pair: tuple[int, int]) -> tuple[bool, bool, float]:
+        return (
+            not _is_open(state, pair, open_pairs),
+            pair[0] not in undecided and pair[1] not in undecided,
+            -_weight(state, pair[0], pair[1], 0.0),
+        )
+
+    return need
+
+
 def final_pairs(
     state: FieldState, finalists: Sequence[int], open_pairs: set[frozenset[str]]
 ) -> list[tuple[int, int]]:
@@ -457,10 +473,7 @@ def final_pairs(
     undecided = {position for pair in asked for position in pair}
     others = sorted(
         (pair for pair in everyone if pair not in chosen),
-        key=lambda pair: (
-            pair[0] not in undecided and pair[1] not in undecided,
-            -_weight(state, pair[0], pair[1], 0.0),
-        ),
+        key=_final_need(state, open_pairs, undecided),
     )
     return asked + others[: max(0, len(ranked) // 2 - len(asked))]
 
@@ -541,17 +554,16 @@ def plan_round(
             pairs, byes = swiss_pairs(state, contenders, settings, round_number, rng)
         if 2 * len(pairs) > budget:
             # The budget's last round: keep the pairs whose order is least known, in a final
-            # in final_pairs' order of need: the comparisons still open, then the pairs
-            # that fill its round with a bot of one, then the rest.
-            undecided = {p for pair in pairs if _is_open(state, pair, open_pairs) for p in pair}
-            keep = sorted(
-                pairs,
-                key=lambda pair: (
-                    phase == FINAL and not _is_open(state, pair, open_pairs),
-                    phase == FINAL and pair[0] not in undecided and pair[1] not in undecided,
-                    -_weight(state, pair[0], pair[1], 0.0),
-                ),
-            )[: int(budget // 2)]
+            # in final_pairs' order of need.
+            if phase == FINAL:
+                asked = [pair for pair in pairs if _is_open(state, pair, open_pairs)]
+                undecided = {position for pair in asked for position in pair}
+                need = _final_need(state, open_pairs, undecided)
+                keep = sorted(pairs, key=need)[: int(budget // 2)]
+            else:
+                keep = sorted(pairs, key=lambda pair: -_weight(state, pair[0], pair[1], 0.0))[
+                    : int(budget // 2)
+                ]
             cut = set(pairs) - set(keep)
             pairs = [pair for pair in pairs if pair not in cut]
             left_out = {p for pair in cut for p in pair} - {p for pair in pairs for p in pair}
